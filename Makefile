@@ -1,0 +1,134 @@
+# copyfuzz — build the executors (one per routine), the native tests, and run them.
+#
+#   make                      every routine's executor for ARCH/XLEN
+#   make deps                 install what is missing (Debian packages, .venv)
+#   make check                deps, build, C unit tests (ASan+UBSan), pytest
+#   make O=/tmp/out ...       build elsewhere
+#
+# Kernel habits: ARCH=riscv, CROSS_COMPILE=riscv64-linux-gnu-, CC=, V=1.
+
+ARCH          ?= riscv
+XLEN          ?= 64
+CROSS_COMPILE ?= riscv64-linux-gnu-
+QEMU          ?= qemu-riscv$(XLEN)
+HOSTCC        ?= clang
+O             ?= build
+PYTHON        ?= .venv/bin/python
+
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+OBJCOPY ?= $(CROSS_COMPILE)objcopy
+READELF ?= $(CROSS_COMPILE)readelf
+NM      ?= $(CROSS_COMPILE)nm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+ifeq ($(XLEN),64)
+ARCH_FLAGS := -march=rv64gc -mabi=lp64d
+else ifeq ($(XLEN),32)
+ARCH_FLAGS := -march=rv32gc -mabi=ilp32d
+else
+$(error XLEN must be 64 or 32)
+endif
+
+BUILD   := $(O)/$(ARCH)$(XLEN)
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+TFLAGS  := $(ARCH_FLAGS) -std=c11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
+           -fno-stack-protector -fno-tree-loop-distribute-patterns -mcmodel=medany \
+           -mno-relax -Iharness -Iref
+ASFLAGS_ROUTINE := $(ARCH_FLAGS) -g -Iarch/$(ARCH)/include $(ROUTINE_DEFS)
+
+HARNESS_C := harness/executor.c harness/arena.c harness/cases.c harness/extable.c \
+             harness/trap.c harness/util.c harness/libc.c ref/ref.c
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(HARNESS_C)) $(BUILD)/obj/harness/call.o
+HEADERS := $(wildcard harness/*.h ref/*.h)
+
+# Routines: every arch/$(ARCH)/*.S and arch/$(ARCH)/mutants/*.S, described by
+# their " * copyfuzz: key=value" header lines (docs/routines.md).
+ROUTINE_SRCS := $(sort $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/mutants/*.S))
+routine_name  = $(patsubst arch/%.S,%,$(1))
+routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
+kind_macro    = CF_KIND_$(shell echo $(1) | tr a-z A-Z)
+EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
+
+.PHONY: all deps check test-c test-py clean list-executors
+all: $(EXECUTORS)
+
+list-executors:
+	@echo $(EXECUTORS)
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(TFLAGS) -c $< -o $@
+
+$(BUILD)/obj/harness/call.o: harness/call.S harness/call.h Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ARCH_FLAGS) -Iharness -c $< -o $@
+
+# One relocatable harness whose mem* helpers are local: a routine named
+# memcpy must neither serve the harness nor be served by it.
+$(BUILD)/harness.o: $(HARNESS_OBJS)
+	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -r -o $@.tmp $^
+	$(Q)$(OBJCOPY) --localize-symbol=memcpy --localize-symbol=memset \
+	  --localize-symbol=memmove --localize-symbol=memcmp $@.tmp $@
+	$(Q)rm -f $@.tmp
+
+# $(1) = source .S
+define ROUTINE_RULES
+$(BUILD)/$(call routine_name,$(1)).elf: $(1) $(BUILD)/harness.o harness/target.c harness/target.h \
+		harness/extable-format.sh $(wildcard arch/$(ARCH)/include/*) Makefile
+	@mkdir -p $$(dir $$@)
+	@test -n "$(call routine_meta,$(1),symbol)" || \
+	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/routines.md)" >&2; exit 2; }
+	$(Q)$(CC) $(ASFLAGS_ROUTINE) -c $(1) -o $$@.routine.o
+	$(Q)$(OBJCOPY) --rename-section .text=cf_target_text \
+	  --rename-section .fixup=cf_target_fixup $$@.routine.o
+	$(Q)$(NM) $$@.routine.o | grep -q ' [TtW] $(call routine_meta,$(1),symbol)$$$$' || \
+	  { echo "$(1): symbol $(call routine_meta,$(1),symbol) is not defined there" >&2; exit 2; }
+	$(Q)fmt=$$$$(sh harness/extable-format.sh $(READELF) $$@.routine.o) && \
+	$(CC) $(TFLAGS) -DCF_TARGET_NAME='"$(call routine_name,$(1))"' \
+	  -DCF_TARGET_SYMBOL=$(call routine_meta,$(1),symbol) \
+	  -DCF_TARGET_KIND=$(call kind_macro,$(call routine_meta,$(1),kind)) \
+	  -DCF_TARGET_EXTABLE=$$$$fmt -c harness/target.c -o $$@.target.o
+	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -static -no-pie -Wl,--no-relax -o $$@ \
+	  $(BUILD)/harness.o $$@.target.o $$@.routine.o -lgcc
+	$(Q)rm -f $$@.routine.o $$@.target.o
+endef
+$(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
+
+# ---- native side: unit tests under ASan+UBSan, and the reference for Python ----
+HOST_FLAGS := -std=c11 -g -O1 $(WARN) -D_DEFAULT_SOURCE -DCF_HOSTED -Iharness -Iref
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+HOST_SRCS  := ref/ref.c harness/cases.c harness/arena.c harness/extable.c
+
+$(O)/host/test_ref: ref/test/test_ref.c $(HOST_SRCS) $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) $(HOST_FLAGS) $(SAN_FLAGS) -o $@ ref/test/test_ref.c $(HOST_SRCS)
+
+$(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $@ ref/ref.c harness/cases.c
+
+test-c: $(O)/host/test_ref
+	$(Q)$(O)/host/test_ref
+
+# pytest's "no tests ran" (exit 5) is a failure here, never a pass.
+test-py: all $(O)/host/libcfref.so
+	$(Q)$(PYTHON) -m pytest -q tests; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+deps:
+	$(Q)sh scripts/deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory test-c
+	$(Q)$(MAKE) --no-print-directory test-py
+
+clean:
+	rm -rf $(O)

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * call.h - calling the routine under test through a checking trampoline.
+ *
+ * cf_call_target() (call.S) saves the harness's callee-saved registers,
+ * loads known values into s0-s11, calls c->fn(c->args[0..2]), and records
+ * s0-s11, sp, gp, tp and ra as the routine left them. The signal handlers
+ * can abandon a call (unhandled fault, crash, hang) by resuming at
+ * cf_call_unwind with any register state: the unwind path restores the
+ * harness's own stack, gp and tp from this structure.
+ */
+#ifndef CF_CALL_H
+#define CF_CALL_H
+
+/* Field offsets in SZREG units, shared with call.S. */
+#define CF_CALL_FN 0
+#define CF_CALL_ARGS 1      /* 3 words */
+#define CF_CALL_RET 4
+#define CF_CALL_SAVED_SP 5
+#define CF_CALL_GP_IN 6
+#define CF_CALL_TP_IN 7
+#define CF_CALL_S_IN 8      /* 12 words */
+#define CF_CALL_S_OUT 20    /* 12 words */
+#define CF_CALL_SP_OUT 32
+#define CF_CALL_GP_OUT 33
+#define CF_CALL_TP_OUT 34
+#define CF_CALL_RA_OUT 35
+#define CF_CALL_STATUS 36   /* one word: enum cf_call_status */
+#define CF_CALL_WORDS 37
+
+/* c->status */
+#define CF_CALL_RUNNING 0
+#define CF_CALL_RETURNED 1
+#define CF_CALL_UNHANDLED 2 /* fault at a pc the table does not know */
+#define CF_CALL_CRASHED 3   /* any other synchronous signal */
+#define CF_CALL_HUNG 4      /* watchdog, or a fault loop through a fixup */
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+
+struct cf_call {
+	uintptr_t fn;
+	uintptr_t args[3];
+	uintptr_t ret;
+	uintptr_t saved_sp, gp_in, tp_in;
+	uintptr_t s_in[12], s_out[12];
+	uintptr_t sp_out, gp_out, tp_out, ra_out;
+	volatile uintptr_t status;
+	/* C-only from here: filled by the signal handlers */
+	uint64_t seq;       /* bumped per call: the watchdog's notion of progress */
+	uint32_t faults;
+	uint32_t signal;
+	uintptr_t fault_pc, fault_addr, fixup_pc;
+};
+
+_Static_assert(__builtin_offsetof(struct cf_call, status) == CF_CALL_STATUS * sizeof(uintptr_t),
+	       "call.S offsets match struct cf_call");
+
+/* The active call, or NULL: set and cleared by call.S itself. */
+extern struct cf_call *volatile cf_active_call;
+
+void cf_call_target(struct cf_call *c);
+
+/* Labels in call.S: the return point the routine must come back to, the
+ * unwind entry for signal handlers, and the trampoline's own extent. */
+extern char cf_call_return[], cf_call_unwind[], cf_call_begin[], cf_call_end[];
+
+#endif
+#endif /* CF_CALL_H */

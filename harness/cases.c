@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+#include "cases.h"
+
+bool cf_fault_reachable(uint32_t off, uint64_t fault)
+{
+	return fault == CF_NO_FAULT || fault == 0 || (off + fault) % CF_PAGE_SIZE == 0;
+}
+
+enum cf_case_error cf_case_check(const struct cf_case *c)
+{
+	if (c->magic != CF_CASE_MAGIC)
+		return CF_CASE_BAD_MAGIC;
+	if (c->kind > CF_KIND_MEMCPY)
+		return CF_CASE_BAD_KIND;
+	if (c->profile > CF_PROFILE_EXACT)
+		return CF_CASE_BAD_PROFILE;
+	if (c->n > CF_MAX_LEN)
+		return CF_CASE_TOO_LONG;
+	if (c->src_off >= CF_PAGE_SIZE || c->dst_off >= CF_PAGE_SIZE)
+		return CF_CASE_BAD_OFFSET;
+	/* A fault far past the end is the same as none; keep positions bounded. */
+	if (c->kind != CF_KIND_CLEAR &&
+	    (!cf_fault_reachable(c->src_off, c->src_fault) ||
+	     (c->src_fault != CF_NO_FAULT && c->src_fault > CF_MAX_LEN + CF_PAGE_SIZE)))
+		return CF_CASE_SRC_UNREACHABLE;
+	if (!cf_fault_reachable(c->dst_off, c->dst_fault) ||
+	    (c->dst_fault != CF_NO_FAULT && c->dst_fault > CF_MAX_LEN + CF_PAGE_SIZE))
+		return CF_CASE_DST_UNREACHABLE;
+	return CF_CASE_OK;
+}
+
+/* Positions f > 0 with f = -m (mod 2*szreg), below limit. */
+static uint64_t aligned_positions_below(uint64_t limit, uint32_t m, uint32_t period)
+{
+	uint64_t r = (period - m % period) % period; /* smallest f >= 0 with f = -m */
+	if (r == 0)
+		r = period;
+	return limit > r ? (limit - r + period - 1) / period : 0;
+}
+
+static uint64_t first_position(uint32_t m, uint32_t period)
+{
+	uint64_t r = (period - m % period) % period;
+	return r == 0 ? period : r;
+}
+
+uint32_t cf_fault_count(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m)
+{
+	uint32_t period = 2 * cfg->szreg;
+	if (cfg->kind == CF_KIND_MEMCPY)
+		return 2; /* none, and the guard right past the end */
+	/* none, 0, then f in (0, n + period) */
+	return 2 + (uint32_t)aligned_positions_below(n + period, m, period);
+}
+
+static uint32_t off_for(uint64_t fault, uint32_t m)
+{
+	if (fault == CF_NO_FAULT || fault == 0)
+		return m;
+	return (uint32_t)((CF_PAGE_SIZE - fault % CF_PAGE_SIZE) % CF_PAGE_SIZE);
+}
+
+void cf_fault_at(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m, uint32_t idx,
+		 uint64_t *fault, uint32_t *off)
+{
+	uint32_t period = 2 * cfg->szreg;
+	uint64_t f;
+	if (idx == 0) {
+		f = CF_NO_FAULT;
+	} else if (cfg->kind == CF_KIND_MEMCPY) {
+		/* The first reachable position at or past n: no access may fault. */
+		uint64_t r = (period - m % period) % period;
+		f = n == 0 ? 0 : n + (r + period - n % period) % period;
+	} else if (idx == 1) {
+		f = 0;
+	} else {
+		f = first_position(m, period) + (uint64_t)(idx - 2) * period;
+	}
+	*fault = f;
+	*off = off_for(f, m);
+}
+
+static uint32_t misalignments(const struct cf_sweep_cfg *cfg)
+{
+	return 2 * cfg->szreg;
+}
+
+static bool has_src(const struct cf_sweep_cfg *cfg)
+{
+	return cfg->kind != CF_KIND_CLEAR;
+}
+
+static uint64_t cases_for_len(const struct cf_sweep_cfg *cfg, uint64_t n)
+{
+	uint32_t mis = misalignments(cfg);
+	uint64_t dst = 0, src = 0;
+	for (uint32_t m = 0; m < mis; m++) {
+		dst += cf_fault_count(cfg, n, m);
+		src += cf_fault_count(cfg, n, m);
+	}
+	return has_src(cfg) ? src * dst : dst;
+}
+
+static uint64_t exhaustive_total(const struct cf_sweep_cfg *cfg)
+{
+	uint64_t t = 0;
+	for (uint64_t n = cfg->min_len; n <= cfg->max_len; n++)
+		t += cases_for_len(cfg, n);
+	return t;
+}
+
+uint64_t cf_sweep_total(const struct cf_sweep_cfg *cfg)
+{
+	return exhaustive_total(cfg) + cfg->random_count;
+}
+
+uint64_t cf_sweep_shard_total(const struct cf_sweep_cfg *cfg, uint64_t shard, uint64_t shards)
+{
+	uint64_t t = cf_sweep_total(cfg);
+	return t / shards + (shard < t % shards ? 1 : 0);
+}
+
+void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg,
+		    uint64_t shard, uint64_t shards)
+{
+	it->cfg = *cfg;
+	it->shard = shard;
+	it->shards = shards ? shards : 1;
+	it->next_id = 0;
+	it->n = cfg->min_len;
+	it->sm = it->dm = 0;
+	it->si = it->di = 0;
+	it->exhaustive_done = cfg->min_len > cfg->max_len;
+	it->random_done = 0;
+}
+
+/* Step the exhaustive odometer: dst fault, src fault, dst mis, src mis, n. */
+static void advance(struct cf_sweep_iter *it)
+{
+	const struct cf_sweep_cfg *cfg = &it->cfg;
+	uint32_t mis = misalignments(cfg);
+	if (++it->di < cf_fault_count(cfg, it->n, it->dm))
+		return;
+	it->di = 0;
+	if (has_src(cfg) && ++it->si < cf_fault_count(cfg, it->n, it->sm))
+		return;
+	it->si = 0;
+	if (++it->dm < mis)
+		return;
+	it->dm = 0;
+	if (has_src(cfg) && ++it->sm < mis)
+		return;
+	it->sm = 0;
+	if (++it->n > cfg->max_len)
+		it->exhaustive_done = true;
+}
+
+static void exhaustive_case(const struct cf_sweep_iter *it, struct cf_case *c)
+{
+	const struct cf_sweep_cfg *cfg = &it->cfg;
+	c->n = it->n;
+	cf_fault_at(cfg, it->n, it->dm, it->di, &c->dst_fault, &c->dst_off);
+	if (has_src(cfg)) {
+		cf_fault_at(cfg, it->n, it->sm, it->si, &c->src_fault, &c->src_off);
+	} else {
+		c->src_fault = CF_NO_FAULT;
+		c->src_off = 0;
+	}
+}
+
+bool cf_sweep_next(struct cf_sweep_iter *it, struct cf_case *c)
+{
+	for (;;) {
+		uint64_t id = it->next_id;
+		if (!it->exhaustive_done) {
+			bool mine = id % it->shards == it->shard;
+			if (mine) {
+				*c = (struct cf_case){0};
+				exhaustive_case(it, c);
+			}
+			advance(it);
+			it->next_id++;
+			if (!mine)
+				continue;
+		} else if (it->random_done < it->cfg.random_count) {
+			uint64_t i = it->random_done++;
+			it->next_id++;
+			if (id % it->shards != it->shard)
+				continue;
+			cf_random_case(&it->cfg, i, c);
+		} else {
+			return false;
+		}
+		c->magic = CF_CASE_MAGIC;
+		c->kind = it->cfg.kind;
+		c->profile = it->cfg.profile;
+		c->id = id;
+		return true;
+	}
+}
+
+/* A counter-based generator: value k of stream (seed, i). */
+static uint64_t rnd(uint64_t seed, uint64_t i, uint64_t k)
+{
+	uint64_t x = seed ^ (i * 0x9e3779b97f4a7c15ull) ^ (k * 0xd1b54a32d192ed03ull);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t log_uniform_len(uint64_t seed, uint64_t i, uint64_t max)
+{
+	uint32_t bits = 0;
+	while (bits < 63 && (1ull << bits) <= max)
+		bits++;
+	uint32_t b = (uint32_t)(rnd(seed, i, 1) % (bits + 1));
+	uint64_t n = b ? rnd(seed, i, 2) & ((1ull << b) - 1) : 0;
+	return n > max ? max : n;
+}
+
+/* A fault position for a side of n bytes at offset off: some page boundary. */
+static uint64_t random_fault(const struct cf_sweep_cfg *cfg, uint64_t seed, uint64_t i,
+			     uint64_t k, uint64_t n, uint32_t off)
+{
+	uint64_t pages = (off + n + CF_PAGE_SIZE - 1) / CF_PAGE_SIZE;
+	if (cfg->kind == CF_KIND_MEMCPY) /* only just past the buffer */
+		return pages * CF_PAGE_SIZE > off ? pages * CF_PAGE_SIZE - off : 0;
+	uint64_t b = rnd(seed, i, k) % (pages + 1);
+	return b == 0 ? 0 : b * CF_PAGE_SIZE - off;
+}
+
+void cf_random_case(const struct cf_sweep_cfg *cfg, uint64_t i, struct cf_case *c)
+{
+	uint64_t seed = cfg->random_seed;
+	uint64_t max = cfg->random_max_len ? cfg->random_max_len : 65536;
+	if (max > CF_MAX_LEN)
+		max = CF_MAX_LEN;
+	*c = (struct cf_case){0};
+	c->n = log_uniform_len(seed, i, max);
+	c->src_off = (uint32_t)(rnd(seed, i, 3) % CF_PAGE_SIZE);
+	c->dst_off = (uint32_t)(rnd(seed, i, 4) % CF_PAGE_SIZE);
+	uint32_t sides = (uint32_t)(rnd(seed, i, 5) % 4); /* bit 0 src, bit 1 dst */
+	if (!has_src(cfg))
+		sides &= 2;
+	c->src_fault = (sides & 1) ? random_fault(cfg, seed, i, 6, c->n, c->src_off) : CF_NO_FAULT;
+	c->dst_fault = (sides & 2) ? random_fault(cfg, seed, i, 7, c->n, c->dst_off) : CF_NO_FAULT;
+	if (!has_src(cfg))
+		c->src_off = 0;
+}

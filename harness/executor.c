@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * executor.c - runs cases against the one linked routine (docs/executor.md).
+ *
+ * Per case: place src and dst in their arenas (moving buffers, not guard
+ * pages), call the routine through the checking trampoline, let the oracle
+ * classify what it did, and put back the destination bytes it touched. No
+ * system call per case: the arenas stay mapped, the watchdog is a periodic
+ * timer, and output is buffered.
+ */
+#include "arena.h"
+#include "call.h"
+#include "cases.h"
+#include "records.h"
+#include "ref.h"
+#include "sys.h"
+#include "target.h"
+#include "trap.h"
+#include "util.h"
+
+#define SRC_SEED 0x5eed5eedull
+#define CANARY_SEED 0xca9a21e5ull
+#define DEFAULT_TIMEOUT_MS 500
+#define PROGRESS_EVERY 8192
+
+static struct cf_arena src_arena, dst_arena;
+static uint8_t *dst_before; /* pristine copy of the dst window */
+static struct cf_call call;
+
+static __attribute__((noreturn)) void usage(const char *why)
+{
+	cf_err("copyfuzz executor: ");
+	cf_err(why);
+	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
+	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
+	       " [--shard I/K] [--stop-mask HEX] [--max-hangs H] [--timeout-ms T]\n");
+	cf_exit(2);
+}
+
+static __attribute__((noreturn)) void fail(const char *why)
+{
+	cf_err("copyfuzz executor: ");
+	cf_err(why);
+	cf_err("\n");
+	cf_exit(3);
+}
+
+static void setup(uint32_t timeout_ms)
+{
+	if (cf_arena_init(&src_arena, SRC_SEED) || cf_arena_init(&dst_arena, CANARY_SEED))
+		fail("cannot map the guard-page arenas");
+	dst_before = cf_mmap_anon(CF_ARENA_WINDOW, CF_PROT_RW);
+	if (!dst_before)
+		fail("cannot map the canary image");
+	for (size_t i = 0; i < CF_ARENA_WINDOW; i++)
+		dst_before[i] = dst_arena.acc[i];
+	if (cf_arena_seal(&src_arena))
+		fail("cannot make the source read-only");
+	for (int i = 0; i < 12; i++)
+		call.s_in[i] = (uintptr_t)(0xc0ffee005eed0000ull | (uint64_t)(i + 1) * 0x0101u);
+	if (cf_trap_init(&cf_target.table, timeout_ms))
+		fail("cannot install signal handlers");
+}
+
+/* Which of s0-s11, sp, gp, tp, ra the routine failed to preserve (enum
+ * cf_reg_bit order), and the value the lowest bad one held. */
+static uint16_t check_registers(uint64_t *got)
+{
+	uintptr_t want[16], have[16];
+	for (int i = 0; i < 12; i++)
+		want[i] = call.s_in[i], have[i] = call.s_out[i];
+	want[CF_REG_SP] = call.saved_sp, have[CF_REG_SP] = call.sp_out;
+	want[CF_REG_GP] = call.gp_in, have[CF_REG_GP] = call.gp_out;
+	want[CF_REG_TP] = call.tp_in, have[CF_REG_TP] = call.tp_out;
+	want[CF_REG_RA] = (uintptr_t)cf_call_return, have[CF_REG_RA] = call.ra_out;
+	uint16_t bad = 0;
+	for (int i = 15; i >= 0; i--)
+		if (have[i] != want[i])
+			bad |= (uint16_t)(1u << i), *got = have[i];
+	return bad;
+}
+
+static enum cf_outcome outcome_of(uintptr_t status)
+{
+	switch (status) {
+	case CF_CALL_RETURNED:
+		return CF_OUT_RETURNED;
+	case CF_CALL_UNHANDLED:
+		return CF_OUT_UNHANDLED_FAULT;
+	case CF_CALL_HUNG:
+		return CF_OUT_HUNG;
+	default:
+		return CF_OUT_CRASHED;
+	}
+}
+
+static void run_case(const struct cf_case *c, struct cf_result *r)
+{
+	*r = (struct cf_result){0};
+	r->magic = CF_RESULT_MAGIC;
+	r->id = c->id;
+	enum cf_case_error err = cf_case_check(c);
+	if (err == CF_CASE_OK && c->kind != cf_target.kind)
+		err = CF_CASE_KIND_MISMATCH;
+	if (err != CF_CASE_OK) {
+		r->type = CF_RESULT_ERROR;
+		r->aux = err;
+		return;
+	}
+	r->type = CF_RESULT_CASE;
+
+	uint8_t *dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
+	uint8_t *src = c->kind == CF_KIND_CLEAR ? 0 : cf_place(&src_arena, c->src_off, c->src_fault);
+	const uint8_t *before = dst_before + (dst - dst_arena.acc);
+
+	call.fn = (uintptr_t)cf_target.entry;
+	call.args[0] = (uintptr_t)dst;
+	if (c->kind == CF_KIND_CLEAR) {
+		call.args[1] = (uintptr_t)c->n;
+		call.args[2] = 0;
+	} else {
+		call.args[1] = (uintptr_t)src;
+		call.args[2] = (uintptr_t)c->n;
+	}
+	call.status = CF_CALL_RUNNING;
+	call.seq++;
+	call.faults = call.signal = 0;
+	call.fault_pc = call.fault_addr = call.fixup_pc = 0;
+	cf_call_target(&call);
+
+	struct cf_observed o = {0};
+	o.outcome = outcome_of(call.status);
+	o.ret = call.ret;
+	if (o.outcome == CF_OUT_RETURNED)
+		o.regs_bad = check_registers(&o.reg_got);
+	o.dst = dst;
+	o.before = before;
+	o.src = src;
+	/* The readable window around dst: canaries before, up to CF_CANARY_LEN after. */
+	uint64_t readable = cf_arena_readable(&dst_arena, dst);
+	o.lo = dst <= dst_arena.acc_end ? -(int64_t)CF_CANARY_LEN : 0;
+	o.hi = (int64_t)(c->n + CF_CANARY_LEN < readable ? c->n + CF_CANARY_LEN : readable);
+	cf_oracle(c, &o, r);
+
+	r->signal = (uint16_t)call.signal;
+	r->faults = call.faults;
+	r->fault_pc = call.fault_pc;
+	r->fault_addr = call.fault_addr;
+	r->fixup_pc = call.fixup_pc;
+	r->dst = (uintptr_t)dst;
+	r->src = (uintptr_t)src;
+
+	/* Put back what the routine may have changed, so the next case starts clean. */
+	int64_t from = r->diff_count ? o.lo : 0;
+	int64_t to = r->diff_count ? o.hi : ((int64_t)c->n < o.hi ? (int64_t)c->n : o.hi);
+	for (int64_t i = from; i < to; i++)
+		dst[i] = before[i];
+}
+
+static void mode_info(void)
+{
+	static const char *kinds[] = {"copy", "clear", "memcpy"};
+	static const char *formats[] = {"none", "abs", "rel"};
+	cf_out_str("name=");
+	cf_out_str(cf_target.name);
+	cf_out_str("\nkind=");
+	cf_out_str(kinds[cf_target.kind]);
+	cf_out_str("\nsymbol=");
+	cf_out_str(cf_target.symbol);
+	cf_out_str("\nxlen=");
+	cf_out_dec(sizeof(void *) * 8);
+	cf_out_str("\nextable=");
+	cf_out_str(formats[cf_target.table.format]);
+	cf_out_str("\nextable_entries=");
+	cf_out_dec(cf_extable_entries(&cf_target.table));
+	cf_out_str("\nentry=");
+	cf_out_hex((uintptr_t)cf_target.entry);
+	cf_out_str("\ntext_start=");
+	cf_out_hex((uintptr_t)cf_target.text_start);
+	cf_out_str("\ntext_end=");
+	cf_out_hex((uintptr_t)cf_target.text_end);
+	cf_out_str("\n");
+	cf_out_flush();
+}
+
+static void mode_serve(void)
+{
+	static uint8_t in[64 * sizeof(struct cf_case)];
+	size_t have = 0;
+	for (;;) {
+		long got = cf_read(0, in + have, sizeof(in) - have);
+		if (got == -4 /* EINTR */)
+			continue;
+		if (got < 0)
+			fail("cannot read case records");
+		if (got == 0)
+			break;
+		have += (size_t)got;
+		size_t used = 0;
+		while (have - used >= sizeof(struct cf_case)) {
+			struct cf_case c;
+			struct cf_result r;
+			__builtin_memcpy(&c, in + used, sizeof(c));
+			run_case(&c, &r);
+			cf_out(&r, sizeof(r));
+			used += sizeof(struct cf_case);
+		}
+		for (size_t i = 0; used && i < have - used; i++)
+			in[i] = in[used + i];
+		have -= used;
+		cf_out_flush();
+	}
+	if (have)
+		fail("input ended inside a case record");
+}
+
+struct sweep_opts {
+	struct cf_sweep_cfg cfg;
+	uint64_t shard, shards, stop_mask, max_hangs;
+};
+
+static void emit_marker(uint16_t type, uint64_t id, uint64_t ret, uint32_t aux)
+{
+	struct cf_result r = {0};
+	r.magic = CF_RESULT_MAGIC;
+	r.type = type;
+	r.id = id;
+	r.ret = ret;
+	r.aux = aux;
+	cf_out(&r, sizeof(r));
+}
+
+static void mode_sweep(const struct sweep_opts *so)
+{
+	struct cf_sweep_iter it;
+	struct cf_case c;
+	struct cf_result r;
+	uint64_t counts[CF_NUM_CLASSES] = {0};
+	uint64_t done = 0, hangs = 0, total;
+	uint32_t seen = 0, why = 0;
+
+	total = cf_sweep_shard_total(&so->cfg, so->shard, so->shards);
+	emit_marker(CF_RESULT_PROGRESS, 0, total, 0);
+	cf_out_flush();
+	cf_sweep_begin(&it, &so->cfg, so->shard, so->shards);
+	while (cf_sweep_next(&it, &c)) {
+		run_case(&c, &r);
+		done++;
+		if (r.type != CF_RESULT_CASE)
+			fail("the sweep generated a malformed case");
+		if (r.classes) {
+			for (int b = 0; b < CF_NUM_CLASSES; b++)
+				counts[b] += (r.classes >> b) & 1;
+			if (r.classes & ~seen) {
+				cf_out(&c, sizeof(c));
+				cf_out(&r, sizeof(r));
+				cf_out_flush(); /* a finding reaches the reader at once */
+				seen |= r.classes;
+			}
+			if ((r.classes & CF_HANG) && ++hangs >= so->max_hangs) {
+				why = 2;
+				break;
+			}
+			if (so->stop_mask && (seen & so->stop_mask) == so->stop_mask) {
+				why = 1;
+				break;
+			}
+		}
+		if (done % PROGRESS_EVERY == 0) {
+			emit_marker(CF_RESULT_PROGRESS, done, total, 0);
+			cf_out_flush();
+		}
+	}
+	for (int b = 0; b < CF_NUM_CLASSES; b++)
+		if (counts[b])
+			emit_marker(CF_RESULT_COUNT, counts[b], 0, (uint32_t)b);
+	emit_marker(CF_RESULT_DONE, done, total, why);
+	cf_out_flush();
+}
+
+static uint64_t need_u64(const char *opt, const char *val)
+{
+	uint64_t v;
+	if (!val || !cf_parse_u64(val, &v)) {
+		cf_err("copyfuzz executor: ");
+		cf_err(opt);
+		usage(" needs a number");
+	}
+	return v;
+}
+
+static void parse_shard(const char *s, uint64_t *i, uint64_t *k)
+{
+	char a[24], b[24];
+	size_t n = 0, m = 0;
+	while (s && *s && *s != '/' && n < sizeof(a) - 1)
+		a[n++] = *s++;
+	a[n] = 0;
+	if (!s || *s != '/')
+		usage("--shard takes I/K");
+	for (s++; *s && m < sizeof(b) - 1; s++)
+		b[m++] = *s;
+	b[m] = 0;
+	if (!cf_parse_u64(a, i) || !cf_parse_u64(b, k) || *k == 0 || *i >= *k)
+		usage("--shard takes I/K with 0 <= I < K");
+}
+
+int main(int argc, char **argv);
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage("no mode given");
+	const char *mode = argv[1];
+	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
+	struct sweep_opts so = {0};
+	so.cfg.kind = cf_target.kind;
+	so.cfg.profile = CF_PROFILE_LINUX;
+	so.cfg.szreg = sizeof(void *);
+	so.cfg.max_len = UINT64_MAX;
+	so.shards = 1;
+	so.max_hangs = 16;
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : 0;
+		if (cf_streq(o, "--timeout-ms"))
+			timeout_ms = need_u64(o, v), i++;
+		else if (cf_streq(o, "--max-len"))
+			so.cfg.max_len = need_u64(o, v), i++;
+		else if (cf_streq(o, "--min-len"))
+			so.cfg.min_len = need_u64(o, v), i++;
+		else if (cf_streq(o, "--random"))
+			so.cfg.random_count = need_u64(o, v), i++;
+		else if (cf_streq(o, "--seed"))
+			so.cfg.random_seed = need_u64(o, v), i++;
+		else if (cf_streq(o, "--random-max-len"))
+			so.cfg.random_max_len = need_u64(o, v), i++;
+		else if (cf_streq(o, "--stop-mask"))
+			so.stop_mask = need_u64(o, v), i++;
+		else if (cf_streq(o, "--max-hangs"))
+			so.max_hangs = need_u64(o, v), i++;
+		else if (cf_streq(o, "--shard"))
+			parse_shard(v, &so.shard, &so.shards), i++;
+		else if (cf_streq(o, "--profile") && v && cf_streq(v, "linux"))
+			so.cfg.profile = CF_PROFILE_LINUX, i++;
+		else if (cf_streq(o, "--profile") && v && cf_streq(v, "exact"))
+			so.cfg.profile = CF_PROFILE_EXACT, i++;
+		else
+			usage("unknown option or value");
+	}
+	if (timeout_ms == 0 || timeout_ms > 600000)
+		usage("--timeout-ms must be 1..600000");
+
+	if (cf_streq(mode, "info")) {
+		mode_info();
+		return 0;
+	}
+	if (cf_streq(mode, "serve")) {
+		setup((uint32_t)timeout_ms);
+		mode_serve();
+		return 0;
+	}
+	if (cf_streq(mode, "sweep")) {
+		if (so.cfg.max_len == UINT64_MAX)
+			usage("sweep needs --max-len");
+		if (so.cfg.max_len > CF_MAX_LEN || so.cfg.random_max_len > CF_MAX_LEN)
+			usage("lengths are limited to 1048576");
+		if (so.max_hangs == 0)
+			so.max_hangs = 1;
+		setup((uint32_t)timeout_ms);
+		mode_sweep(&so);
+		return 0;
+	}
+	usage("unknown mode");
+}
+
+/* Called from _start (call.S) with the initial stack: argc, argv[]. */
+void cf_start_c(long *sp);
+void cf_start_c(long *sp)
+{
+	cf_exit(main((int)sp[0], (char **)(sp + 1)));
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * records.h - the one definition of copyfuzz's wire formats.
+ *
+ * A *case* says what to run: which kind of routine, how many bytes, where the
+ * source and destination start inside their pages and where each side's first
+ * inaccessible byte is. A *result* says what happened and how the oracle
+ * classified it. The executor reads case records on stdin and writes result
+ * records on stdout; the sweep mode writes the same result records for its
+ * findings and progress. All fields are little-endian, fixed width, no
+ * padding the compiler could choose: sizes are asserted below.
+ *
+ * Mirrored in tool/copyfuzz/records.py (a test compares both layouts) and
+ * documented in docs/formats.md.
+ */
+#ifndef CF_RECORDS_H
+#define CF_RECORDS_H
+
+#include <stdint.h>
+
+#define CF_PAGE_SIZE 4096u
+/* Longest copy a case may ask for; the arenas are sized from it. */
+#define CF_MAX_LEN (1u << 20)
+/* Canary bytes checked on each side of the destination window. */
+#define CF_CANARY_LEN 64u
+/* A side whose fault field holds this never faults within the case. */
+#define CF_NO_FAULT UINT64_MAX
+
+enum cf_kind {
+	CF_KIND_COPY = 0,   /* N = f(dst, src, n): bytes not copied; either side faults */
+	CF_KIND_CLEAR = 1,  /* N = f(dst, n): bytes not cleared */
+	CF_KIND_MEMCPY = 2, /* returns dst; no fixups: every fault is unhandled */
+};
+
+enum cf_profile {
+	CF_PROFILE_LINUX = 0, /* raw_copy_{to,from}_user contract: imprecise allowed */
+	CF_PROFILE_EXACT = 1, /* the byte-by-byte reference, to the byte */
+};
+
+/*
+ * Finding classes, in report order. X(enum name, bit, "name used in output").
+ * Bits are stable: they travel in result records and JSON readers rely on them.
+ */
+#define CF_CLASSES(X)                                                 \
+	X(CF_BAD_RETURN, 0, "bad-return")                             \
+	X(CF_SPURIOUS_FAULT, 1, "spurious-fault")                     \
+	X(CF_OVER_REPORT, 2, "over-report")                           \
+	X(CF_WRONG_DATA, 3, "wrong-data")                             \
+	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported")       \
+	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds")           \
+	X(CF_NO_PROGRESS, 6, "no-progress")                           \
+	X(CF_IMPRECISE, 7, "imprecise")                               \
+	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")                   \
+	X(CF_HANG, 9, "hang")                                         \
+	X(CF_REGISTER_CLOBBER, 10, "register-clobber")                \
+	X(CF_CRASH, 11, "crash")
+
+#define CF_X_BIT(e, b, s) e = 1u << (b),
+enum cf_class { CF_CLASSES(CF_X_BIT) };
+#undef CF_X_BIT
+#define CF_NUM_CLASSES 12
+
+/* Classes that are errors under each profile. */
+#define CF_ERRORS_EXACT ((1u << CF_NUM_CLASSES) - 1)
+#define CF_ERRORS_LINUX (CF_ERRORS_EXACT & ~(uint32_t)CF_IMPRECISE)
+
+/* ---- case record: 64 bytes ---- */
+#define CF_CASE_MAGIC 0x31434643u /* "CFC1" */
+
+struct cf_case {
+	uint32_t magic;
+	uint16_t kind;      /* enum cf_kind */
+	uint16_t profile;   /* enum cf_profile */
+	uint64_t id;        /* echoed in the result; the sweep's case index */
+	uint64_t n;         /* bytes to copy or clear, <= CF_MAX_LEN */
+	uint32_t src_off;   /* page offset of src (ignored for clear) */
+	uint32_t dst_off;   /* page offset of dst */
+	uint64_t src_fault; /* bytes from src to its first inaccessible byte, or CF_NO_FAULT */
+	uint64_t dst_fault; /* likewise for dst */
+	uint64_t reserved[2];
+};
+
+/*
+ * A fault position is page-granular: a side with off + fault not a multiple
+ * of the page size cannot exist, except fault == 0 (the buffer's own page is
+ * inaccessible, whatever the offset). cf_case_check() in harness/cases.c says
+ * why a case is malformed.
+ */
+
+/* ---- result record: 128 bytes ---- */
+#define CF_RESULT_MAGIC 0x31524643u /* "CFR1" */
+
+enum cf_result_type {
+	CF_RESULT_CASE = 0,     /* the outcome of one case */
+	CF_RESULT_PROGRESS = 1, /* sweep: id = cases done, ret = cases in this run */
+	CF_RESULT_DONE = 2,     /* sweep: last record; id = cases run */
+	CF_RESULT_ERROR = 3,    /* case rejected: aux = enum cf_case_error */
+	CF_RESULT_COUNT = 4,    /* sweep: id = cases showing class bit aux */
+};
+
+/*
+ * The sweep's output stream: for each case that shows a class not seen
+ * before, its case record then its result record (type CASE); PROGRESS
+ * records now and then; at the end one COUNT record per class seen, then
+ * DONE. Readers tell records apart by their magic.
+ */
+
+enum cf_case_error {
+	CF_CASE_OK = 0,
+	CF_CASE_BAD_MAGIC,
+	CF_CASE_BAD_KIND,
+	CF_CASE_BAD_PROFILE,
+	CF_CASE_TOO_LONG,
+	CF_CASE_BAD_OFFSET,
+	CF_CASE_SRC_UNREACHABLE, /* src fault position no page boundary can produce */
+	CF_CASE_DST_UNREACHABLE,
+	CF_CASE_KIND_MISMATCH,   /* case kind differs from the executor's routine */
+};
+
+/* Registers the call trampoline checks, as bits of cf_result.regs_bad. */
+enum cf_reg_bit {
+	CF_REG_S0 = 0, /* s0..s11 are bits 0..11 */
+	CF_REG_SP = 12,
+	CF_REG_GP = 13,
+	CF_REG_TP = 14,
+	CF_REG_RA = 15, /* returned somewhere other than the return address */
+};
+
+struct cf_result {
+	uint32_t magic;
+	uint16_t type;       /* enum cf_result_type */
+	uint16_t signal;     /* crash or unhandled fault: the signal number */
+	uint64_t id;         /* the case id (or a count, see cf_result_type) */
+	uint32_t classes;    /* every class observed (enum cf_class bits) */
+	uint32_t errors;     /* classes & the profile's error set */
+	uint64_t ret;        /* raw a0 on return (N; for memcpy, the pointer) */
+	uint64_t accessible; /* A: leading bytes accessible on both sides */
+	uint64_t claimed;    /* C = n - N, clamped to [0, n] */
+	int64_t diff_off;    /* first wrong byte, relative to dst (may be < 0) */
+	uint32_t diff_count; /* bytes that differ from expectation */
+	uint8_t diff_want;   /* expected byte at diff_off */
+	uint8_t diff_got;    /* actual byte at diff_off */
+	uint16_t regs_bad;   /* enum cf_reg_bit mask */
+	uint64_t reg_got;    /* the first bad register's value */
+	uint32_t faults;     /* faults taken during the call */
+	uint32_t aux;        /* see cf_result_type */
+	uint64_t fault_pc;   /* first fault: instruction address */
+	uint64_t fault_addr; /* first fault: data address */
+	uint64_t fixup_pc;   /* first fault: where the table sent it (0: none) */
+	uint64_t dst;        /* where dst was placed, to turn addresses into offsets */
+	uint64_t src;        /* where src was placed */
+	uint64_t reserved;
+};
+
+_Static_assert(sizeof(struct cf_case) == 64, "case record is 64 bytes");
+_Static_assert(sizeof(struct cf_result) == 128, "result record is 128 bytes");
+
+#endif /* CF_RECORDS_H */

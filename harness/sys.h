@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sys.h - the few system calls the harness makes.
+ *
+ * The executor is freestanding (Debian ships no rv32 C library), so on RISC-V
+ * these are raw `ecall`s with asm-generic numbers. Built natively (unit tests
+ * of the arena and case generator), the same names map onto libc.
+ */
+#ifndef CF_SYS_H
+#define CF_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CF_PROT_NONE 0
+#define CF_PROT_READ 1
+#define CF_PROT_RW 3
+
+#define CF_SIGILL 4
+#define CF_SIGTRAP 5
+#define CF_SIGBUS 7
+#define CF_SIGFPE 8
+#define CF_SIGSEGV 11
+#define CF_SIGALRM 14
+
+#if defined(__riscv) && !defined(CF_HOSTED)
+
+#define CF_NR_read 63
+#define CF_NR_write 64
+#define CF_NR_exit_group 94
+#define CF_NR_setitimer 103
+#define CF_NR_sigaltstack 132
+#define CF_NR_rt_sigaction 134
+#define CF_NR_munmap 215
+#define CF_NR_mmap 222
+#define CF_NR_mprotect 226
+
+static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long a0 __asm__("a0") = a;
+	register long a1 __asm__("a1") = b;
+	register long a2 __asm__("a2") = c;
+	register long a3 __asm__("a3") = d;
+	register long a4 __asm__("a4") = e;
+	register long a5 __asm__("a5") = f;
+	register long a7 __asm__("a7") = nr;
+	__asm__ volatile("ecall"
+			 : "+r"(a0)
+			 : "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5), "r"(a7)
+			 : "memory");
+	return a0;
+}
+
+#define cf_syscall3(nr, a, b, c) cf_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+static inline long cf_read(int fd, void *buf, size_t len)
+{
+	return cf_syscall3(CF_NR_read, fd, buf, len);
+}
+
+static inline long cf_write(int fd, const void *buf, size_t len)
+{
+	return cf_syscall3(CF_NR_write, fd, buf, len);
+}
+
+static inline __attribute__((noreturn)) void cf_exit(int code)
+{
+	for (;;)
+		cf_syscall3(CF_NR_exit_group, code, 0, 0);
+}
+
+/* Returns the mapping, or NULL (raw mmap returns -errno on failure). */
+static inline void *cf_mmap_anon(size_t len, int prot)
+{
+	long r = cf_syscall6(CF_NR_mmap, 0, (long)len, prot, 0x22 /* PRIVATE|ANON */, -1, 0);
+	return (r < 0 && r > -4096) ? NULL : (void *)r;
+}
+
+static inline int cf_mprotect(void *addr, size_t len, int prot)
+{
+	return (int)cf_syscall3(CF_NR_mprotect, addr, len, prot);
+}
+
+static inline int cf_munmap(void *addr, size_t len)
+{
+	return (int)cf_syscall3(CF_NR_munmap, addr, len, 0);
+}
+
+#else /* hosted: native unit tests */
+
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static inline long cf_read(int fd, void *buf, size_t len) { return read(fd, buf, len); }
+static inline long cf_write(int fd, const void *buf, size_t len) { return write(fd, buf, len); }
+static inline __attribute__((noreturn)) void cf_exit(int code) { _exit(code); }
+
+static inline void *cf_mmap_anon(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline int cf_mprotect(void *addr, size_t len, int prot) { return mprotect(addr, len, prot); }
+static inline int cf_munmap(void *addr, size_t len) { return munmap(addr, len); }
+
+#endif
+
+#endif /* CF_SYS_H */

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ref.c - native unit tests (clang, ASan+UBSan) for the reference, the
+ * oracle, the case generator, the arena placement and the table lookup.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "cases.h"
+#include "extable.h"
+#include "records.h"
+#include "ref.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		checks++;                                                  \
+		if (!(cond)) {                                             \
+			failures++;                                        \
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+		}                                                          \
+	} while (0)
+
+/* A simulated call: buffers with W canary bytes either side of dst. */
+#define W 64
+#define MAXN 300
+struct sim {
+	struct cf_case c;
+	uint8_t src[MAXN + W];
+	uint8_t before[MAXN + 2 * W];
+	uint8_t dst[MAXN + 2 * W];
+	struct cf_observed o;
+	struct cf_result r;
+};
+
+static struct cf_case mkcase(uint16_t kind, uint16_t profile, uint64_t n, uint64_t sf, uint64_t df)
+{
+	struct cf_case c = {0};
+	c.magic = CF_CASE_MAGIC;
+	c.kind = kind;
+	c.profile = profile;
+	c.n = n;
+	c.src_fault = sf;
+	c.dst_fault = df;
+	c.src_off = (sf == CF_NO_FAULT || sf == 0) ? 0 : (uint32_t)((CF_PAGE_SIZE - sf % CF_PAGE_SIZE) % CF_PAGE_SIZE);
+	c.dst_off = (df == CF_NO_FAULT || df == 0) ? 0 : (uint32_t)((CF_PAGE_SIZE - df % CF_PAGE_SIZE) % CF_PAGE_SIZE);
+	return c;
+}
+
+/* Set up a sim whose dst already holds the exact expectation and N = n - A. */
+static void sim_exact(struct sim *s, struct cf_case c)
+{
+	s->c = c;
+	for (int i = 0; i < MAXN + W; i++)
+		s->src[i] = (uint8_t)(i * 37 + 11);
+	for (int i = 0; i < MAXN + 2 * W; i++)
+		s->before[i] = (uint8_t)(i * 91 + 200);
+	uint64_t a = cf_ref_accessible(&c);
+	int64_t hi = (int64_t)c.n + W;
+	if (c.dst_fault != CF_NO_FAULT && (int64_t)c.dst_fault < hi)
+		hi = (int64_t)c.dst_fault;
+	cf_ref_expect(&c, s->src, s->before + W, -W, hi, s->dst);
+	memset(&s->o, 0, sizeof(s->o));
+	s->o.outcome = CF_OUT_RETURNED;
+	s->o.ret = c.kind == CF_KIND_MEMCPY ? (uint64_t)(uintptr_t)(s->dst + W) : c.n - a;
+	s->o.dst = s->dst + W;
+	s->o.before = s->before + W;
+	s->o.src = s->src;
+	s->o.lo = -W;
+	s->o.hi = hi;
+}
+
+static uint32_t run(struct sim *s)
+{
+	memset(&s->r, 0, sizeof(s->r));
+	cf_oracle(&s->c, &s->o, &s->r);
+	return s->r.classes;
+}
+
+static void test_accessible(void)
+{
+	struct cf_case c = mkcase(CF_KIND_COPY, 0, 100, 40, CF_NO_FAULT);
+	CHECK(cf_ref_accessible(&c) == 40, "src fault bounds A");
+	c = mkcase(CF_KIND_COPY, 0, 100, 40, 17);
+	CHECK(cf_ref_accessible(&c) == 17, "the nearer fault wins");
+	c = mkcase(CF_KIND_COPY, 0, 10, 40, 17);
+	CHECK(cf_ref_accessible(&c) == 10, "faults past n do not matter");
+	c = mkcase(CF_KIND_CLEAR, 0, 100, 5, CF_NO_FAULT);
+	CHECK(cf_ref_accessible(&c) == 100, "clear has no source");
+	c = mkcase(CF_KIND_COPY, 0, 0, 0, 0);
+	CHECK(cf_ref_accessible(&c) == 0, "n = 0");
+}
+
+static void test_exact_is_clean(void)
+{
+	static struct sim s;
+	uint16_t kinds[] = {CF_KIND_COPY, CF_KIND_CLEAR, CF_KIND_MEMCPY};
+	for (int k = 0; k < 3; k++)
+		for (uint64_t n = 0; n <= 130; n += 13)
+			for (uint64_t sf = 0; sf <= n + 20; sf += 7)
+				for (uint64_t df = 0; df <= n + 20; df += 11) {
+					uint64_t f1 = kinds[k] == CF_KIND_MEMCPY ? CF_NO_FAULT : sf;
+					uint64_t f2 = kinds[k] == CF_KIND_MEMCPY ? CF_NO_FAULT : df;
+					sim_exact(&s, mkcase(kinds[k], CF_PROFILE_EXACT, n, f1, f2));
+					uint32_t cls = run(&s);
+					CHECK(cls == 0, "kind %d n %lu sf %lu df %lu: classes %#x", k,
+					      (unsigned long)n, (unsigned long)sf, (unsigned long)df, cls);
+				}
+}
+
+static void test_each_class(void)
+{
+	static struct sim s;
+	/* n = 50, src faults at 20: A = 20, exact N = 30 */
+	struct cf_case c = mkcase(CF_KIND_COPY, CF_PROFILE_EXACT, 50, 20, CF_NO_FAULT);
+
+	sim_exact(&s, c);
+	s.o.ret = 51;
+	CHECK(run(&s) & CF_BAD_RETURN, "N > n");
+
+	sim_exact(&s, c);
+	s.o.ret = 29; /* claims 21 > A */
+	CHECK(run(&s) == CF_OVER_REPORT, "over-report alone: %#x", s.r.classes);
+
+	sim_exact(&s, c);
+	s.o.ret = 50; /* claims nothing, but 20 bytes were stored */
+	uint32_t cls = run(&s);
+	CHECK((cls & CF_NO_PROGRESS) && (cls & CF_STORE_BEYOND_REPORTED) && (cls & CF_IMPRECISE),
+	      "full size after a partial copy: %#x", cls);
+	CHECK(s.r.diff_off == 0 && s.r.diff_count == 20, "the stored prefix is the diff: %ld %u",
+	      (long)s.r.diff_off, s.r.diff_count);
+
+	sim_exact(&s, c);
+	s.dst[W + 5] ^= 0xff;
+	cls = run(&s);
+	CHECK(cls == CF_WRONG_DATA && s.r.diff_off == 5 && s.r.diff_count == 1, "wrong-data: %#x", cls);
+
+	sim_exact(&s, c);
+	s.dst[W + 35] ^= 1;
+	CHECK(run(&s) == CF_STORE_BEYOND_REPORTED, "a store past C but below n");
+
+	sim_exact(&s, c);
+	s.dst[W + 50] ^= 1;
+	CHECK(run(&s) == CF_STORE_OUT_OF_BOUNDS && s.r.diff_off == 50, "a store at dst+n");
+
+	sim_exact(&s, c);
+	s.dst[W - 1] ^= 1;
+	CHECK(run(&s) == CF_STORE_OUT_OF_BOUNDS && s.r.diff_off == -1, "a store at dst-1");
+
+	/* imprecise: copied 8 of 20 and said so */
+	sim_exact(&s, c);
+	for (int i = 8; i < 20; i++)
+		s.dst[W + i] = s.before[W + i];
+	s.o.ret = 42;
+	cls = run(&s);
+	CHECK(cls == CF_IMPRECISE, "imprecise alone: %#x", cls);
+	CHECK(s.r.errors == CF_IMPRECISE, "an error under exact");
+	s.c.profile = CF_PROFILE_LINUX;
+	run(&s);
+	CHECK(s.r.errors == 0, "allowed under linux");
+
+	/* spurious-fault: nothing faults but N != 0 */
+	sim_exact(&s, mkcase(CF_KIND_COPY, CF_PROFILE_LINUX, 50, CF_NO_FAULT, CF_NO_FAULT));
+	for (int i = 48; i < 50; i++)
+		s.dst[W + i] = s.before[W + i];
+	s.o.ret = 2;
+	cls = run(&s);
+	CHECK((cls & CF_SPURIOUS_FAULT) && (s.r.errors & CF_SPURIOUS_FAULT), "spurious: %#x", cls);
+
+	/* outcomes and registers */
+	sim_exact(&s, c);
+	s.o.outcome = CF_OUT_UNHANDLED_FAULT;
+	CHECK(run(&s) == CF_UNHANDLED_FAULT, "unhandled");
+	s.o.outcome = CF_OUT_HUNG;
+	CHECK(run(&s) == CF_HANG, "hang");
+	s.o.outcome = CF_OUT_CRASHED;
+	CHECK(run(&s) == CF_CRASH, "crash");
+	sim_exact(&s, c);
+	s.o.regs_bad = 1u << 3;
+	s.o.reg_got = 42;
+	CHECK(run(&s) == CF_REGISTER_CLOBBER && s.r.reg_got == 42, "register-clobber");
+
+	/* memcpy must return dst */
+	sim_exact(&s, mkcase(CF_KIND_MEMCPY, CF_PROFILE_EXACT, 10, CF_NO_FAULT, CF_NO_FAULT));
+	s.o.ret = 0;
+	CHECK(run(&s) == CF_BAD_RETURN, "memcpy returning 0");
+
+	/* clear: dst[0, C) must be zero */
+	sim_exact(&s, mkcase(CF_KIND_CLEAR, CF_PROFILE_EXACT, 30, CF_NO_FAULT, 16));
+	CHECK(run(&s) == 0 && s.dst[W + 3] == 0, "clear exact");
+	s.dst[W + 3] = 7;
+	CHECK(run(&s) == CF_WRONG_DATA, "clear leaving a byte");
+	s.dst[W + 3] = 0;
+	s.o.ret = 0; /* says all cleared, but dst faults at 16 */
+	CHECK(run(&s) == CF_OVER_REPORT, "clear over-report: %#x", s.r.classes);
+}
+
+static void test_names(void)
+{
+	CHECK(strcmp(cf_class_name(CF_BAD_RETURN), "bad-return") == 0, "name");
+	CHECK(strcmp(cf_class_name(CF_CRASH), "crash") == 0, "name");
+	CHECK(cf_profile_errors(CF_PROFILE_LINUX) == (CF_ERRORS_EXACT & ~(uint32_t)CF_IMPRECISE), "linux set");
+}
+
+static void test_sweep_enumeration(void)
+{
+	uint16_t kinds[] = {CF_KIND_COPY, CF_KIND_CLEAR, CF_KIND_MEMCPY};
+	for (int k = 0; k < 3; k++) {
+		struct cf_sweep_cfg cfg = {.kind = kinds[k], .szreg = 8, .min_len = 0, .max_len = 40,
+					   .random_count = 500, .random_seed = 7, .random_max_len = 20000};
+		uint64_t total = cf_sweep_total(&cfg), seen = 0, last = 0;
+		struct cf_sweep_iter it;
+		struct cf_case c;
+		/* (n, misalignment, fault) triples a side reached, for n <= 40 */
+		static uint8_t reached[41][16][57];
+		memset(reached, 0, sizeof(reached));
+		cf_sweep_begin(&it, &cfg, 0, 1);
+		while (cf_sweep_next(&it, &c)) {
+			CHECK(cf_case_check(&c) == CF_CASE_OK, "kind %d id %lu invalid: %d", k,
+			      (unsigned long)c.id, cf_case_check(&c));
+			CHECK(c.id == seen, "ids are dense and ordered");
+			CHECK(c.n >= last || c.id >= total - cfg.random_count, "n ascending");
+			last = c.n;
+			if (c.id < total - cfg.random_count) {
+				if (c.dst_fault != CF_NO_FAULT)
+					reached[c.n][c.dst_off % 16][c.dst_fault] = 1;
+				if (kinds[k] == CF_KIND_MEMCPY) {
+					CHECK(c.dst_fault == CF_NO_FAULT || c.dst_fault >= c.n, "memcpy never faults inside");
+					CHECK(c.src_fault == CF_NO_FAULT || c.src_fault >= c.n, "memcpy never faults inside");
+				}
+				if (kinds[k] == CF_KIND_CLEAR)
+					CHECK(c.src_fault == CF_NO_FAULT, "clear has no source side");
+			}
+			seen++;
+		}
+		CHECK(seen == total, "kind %d: %lu cases, total says %lu", k, (unsigned long)seen,
+		      (unsigned long)total);
+		if (kinds[k] != CF_KIND_MEMCPY) {
+			/* every page-granular (misalignment, position) pair below n + 16 */
+			for (uint64_t n = 0; n <= 40; n++)
+				for (uint32_t m = 0; m < 16; m++)
+					for (uint64_t f = 0; f < n + 16; f++)
+						if (f == 0 || (m + f) % 16 == 0)
+							CHECK(reached[n][m][f], "kind %d n %lu m %u f %lu not reached", k,
+							      (unsigned long)n, m, (unsigned long)f);
+		}
+		/* shards partition the ids */
+		uint64_t sum = 0;
+		for (uint64_t sh = 0; sh < 3; sh++) {
+			uint64_t cnt = 0;
+			cf_sweep_begin(&it, &cfg, sh, 3);
+			while (cf_sweep_next(&it, &c)) {
+				CHECK(c.id % 3 == sh, "shard %lu got id %lu", (unsigned long)sh, (unsigned long)c.id);
+				cnt++;
+			}
+			CHECK(cnt == cf_sweep_shard_total(&cfg, sh, 3), "shard total");
+			sum += cnt;
+		}
+		CHECK(sum == total, "shards cover the sweep");
+	}
+}
+
+static void test_case_check(void)
+{
+	struct cf_case c = mkcase(CF_KIND_COPY, 0, 10, 100, CF_NO_FAULT);
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "derived offset");
+	c.src_off = 5;
+	CHECK(cf_case_check(&c) == CF_CASE_SRC_UNREACHABLE, "no page boundary lands there");
+	c = mkcase(CF_KIND_COPY, 0, CF_MAX_LEN + 1, CF_NO_FAULT, CF_NO_FAULT);
+	CHECK(cf_case_check(&c) == CF_CASE_TOO_LONG, "too long");
+	c = mkcase(CF_KIND_COPY, 0, 1, CF_NO_FAULT, 0);
+	c.dst_off = 4095;
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "fault 0 at any offset");
+	c.dst_off = 4096;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_OFFSET, "offset past a page");
+	c = mkcase(7, 0, 1, CF_NO_FAULT, CF_NO_FAULT);
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_KIND, "kind");
+	c = mkcase(CF_KIND_COPY, 0, 1, CF_NO_FAULT, CF_NO_FAULT);
+	c.magic = 0;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_MAGIC, "magic");
+}
+
+static void test_arena(void)
+{
+	struct cf_arena a;
+	CHECK(cf_arena_init(&a, 1) == 0, "arena maps");
+	uint8_t *p = cf_place(&a, 0, 4000);
+	CHECK(cf_arena_readable(&a, p) == 4000 && ((uintptr_t)p % CF_PAGE_SIZE) == 96, "fault after 4000");
+	CHECK(p[3999] == p[3999], "the last accessible byte reads");
+	p = cf_place(&a, 77, 0);
+	CHECK(cf_arena_readable(&a, p) == 0 && (uintptr_t)p % CF_PAGE_SIZE == 77, "in the guard");
+	p = cf_place(&a, 5, CF_NO_FAULT);
+	CHECK((uintptr_t)p % CF_PAGE_SIZE == 5 && cf_arena_readable(&a, p) >= CF_MAX_LEN + CF_CANARY_LEN,
+	      "clear of guards");
+	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "room for canaries before");
+	p = cf_place(&a, 0, CF_MAX_LEN + CF_PAGE_SIZE);
+	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "the longest fault still has canaries before");
+	cf_arena_fini(&a);
+}
+
+static void test_extable(void)
+{
+	/* relative entries: offsets from each field to two "instructions" */
+	static uint8_t code[64];
+	static struct { /* static, like code[]: relative offsets are 32-bit */
+		int32_t insn, fixup;
+		int16_t type, data;
+	} rel[2];
+	rel[0].insn = (int32_t)((intptr_t)&code[8] - (intptr_t)&rel[0].insn);
+	rel[0].fixup = (int32_t)((intptr_t)&code[40] - (intptr_t)&rel[0].fixup);
+	rel[1].insn = (int32_t)((intptr_t)&code[12] - (intptr_t)&rel[1].insn);
+	rel[1].fixup = (int32_t)((intptr_t)&code[44] - (intptr_t)&rel[1].fixup);
+	struct cf_extable t = {CF_EXTABLE_REL, (const uint8_t *)rel, (const uint8_t *)(rel + 2)};
+	CHECK(cf_extable_entries(&t) == 2, "rel entries");
+	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[12]) == (uintptr_t)&code[44], "rel lookup");
+	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[10]) == 0, "rel miss");
+	uintptr_t abs[4] = {(uintptr_t)&code[4], (uintptr_t)&code[32], (uintptr_t)&code[16],
+			    (uintptr_t)&code[48]};
+	struct cf_extable u = {CF_EXTABLE_ABS, (const uint8_t *)abs, (const uint8_t *)(abs + 4)};
+	CHECK(cf_extable_entries(&u) == 2, "abs entries");
+	CHECK(cf_extable_lookup(&u, (uintptr_t)&code[16]) == (uintptr_t)&code[48], "abs lookup");
+	struct cf_extable none = {CF_EXTABLE_NONE, 0, 0};
+	CHECK(cf_extable_lookup(&none, (uintptr_t)&code[16]) == 0, "no table");
+}
+
+int main(void)
+{
+	test_accessible();
+	test_exact_is_clean();
+	test_each_class();
+	test_names();
+	test_sweep_enumeration();
+	test_case_check();
+	test_arena();
+	test_extable();
+	printf("test_ref: %d passed, %d failed\n", checks - failures, failures);
+	return failures ? 1 : 0;
+}

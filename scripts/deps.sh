@@ -1,0 +1,35 @@
+#!/bin/sh
+# deps.sh - install what copyfuzz needs, idempotently; silent when all is there.
+#   Debian packages (apt-get, as root) and the project venv (.venv) from the
+#   pinned requirements.txt. A stamp per step makes the no-op case fast.
+set -eu
+cd "$(dirname "$0")/.."
+
+PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
+clang lld libclang-rt-14-dev llvm python3-venv afl++"
+
+missing=""
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "copyfuzz: missing Debian packages:$missing" >&2
+		echo "copyfuzz: install them as root: apt-get install -y$missing (or run 'make deps' as root)" >&2
+		exit 2
+	fi
+	echo "copyfuzz: installing Debian packages:$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >&2
+fi
+
+stamp=.venv/.requirements.stamp
+if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "$stamp"; then
+	echo "copyfuzz: setting up the Python venv (.venv)" >&2
+	[ -x .venv/bin/python ] || python3 -m venv .venv >&2
+	.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt >&2
+	cp requirements.txt "$stamp"
+fi
