@@ -1,0 +1,167 @@
+"""The C oracle (ref/ref.c, through ctypes) against a small independent model.
+
+The model below is written from the contract (docs/semantics.md), not from the
+C code: Hypothesis drives both with the same case and observed behaviour and
+they must name the same classes, A, C and first differing byte.
+"""
+from __future__ import annotations
+
+import ctypes
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "build" / "host" / "libcfref.so"
+W = 64
+NO_FAULT = 2**64 - 1
+COPY, CLEAR, MEMCPY = 0, 1, 2
+CLASSES = ["bad-return", "spurious-fault", "over-report", "wrong-data", "store-beyond-reported",
+           "store-out-of-bounds", "no-progress", "imprecise", "unhandled-fault", "hang",
+           "register-clobber", "crash"]
+OUTCOMES = ["returned", "unhandled-fault", "crash", "hang"]
+
+
+class Case(ctypes.Structure):
+    _fields_ = [("magic", ctypes.c_uint32), ("kind", ctypes.c_uint16), ("profile", ctypes.c_uint16),
+                ("id", ctypes.c_uint64), ("n", ctypes.c_uint64), ("src_off", ctypes.c_uint32),
+                ("dst_off", ctypes.c_uint32), ("src_fault", ctypes.c_uint64),
+                ("dst_fault", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 2)]
+
+
+class Observed(ctypes.Structure):
+    _fields_ = [("outcome", ctypes.c_int), ("ret", ctypes.c_uint64), ("regs_bad", ctypes.c_uint16),
+                ("reg_got", ctypes.c_uint64), ("dst", ctypes.c_void_p), ("before", ctypes.c_void_p),
+                ("src", ctypes.c_void_p), ("lo", ctypes.c_int64), ("hi", ctypes.c_int64)]
+
+
+class Result(ctypes.Structure):
+    _fields_ = [("magic", ctypes.c_uint32), ("type", ctypes.c_uint16), ("signal", ctypes.c_uint16),
+                ("id", ctypes.c_uint64), ("classes", ctypes.c_uint32), ("errors", ctypes.c_uint32),
+                ("ret", ctypes.c_uint64), ("accessible", ctypes.c_uint64), ("claimed", ctypes.c_uint64),
+                ("diff_off", ctypes.c_int64), ("diff_count", ctypes.c_uint32),
+                ("diff_want", ctypes.c_uint8), ("diff_got", ctypes.c_uint8),
+                ("regs_bad", ctypes.c_uint16), ("reg_got", ctypes.c_uint64), ("faults", ctypes.c_uint32),
+                ("aux", ctypes.c_uint32), ("rest", ctypes.c_uint64 * 6)]
+
+
+@pytest.fixture(scope="module")
+def lib() -> ctypes.CDLL:
+    subprocess.run(["make", "-s", str(LIB.relative_to(ROOT))], cwd=ROOT, check=True)
+    lib = ctypes.CDLL(str(LIB))
+    lib.cf_oracle.argtypes = [ctypes.POINTER(Case), ctypes.POINTER(Observed), ctypes.POINTER(Result)]
+    lib.cf_oracle.restype = None
+    assert ctypes.sizeof(Case) == 64 and ctypes.sizeof(Result) == 128
+    return lib
+
+
+def model(kind: int, profile: str, n: int, sf: int | None, df: int | None, outcome: str, ret: int,
+          dst_ptr: int, regs_bad: int, src: bytes, before: bytes, after: bytes, hi: int):
+    """The contract, byte by byte. before/after/src are indexed from -W (src from 0)."""
+    a = n
+    if kind != CLEAR and sf is not None:
+        a = min(a, sf)
+    if df is not None:
+        a = min(a, df)
+    cls: set[str] = set()
+    if regs_bad:
+        cls.add("register-clobber")
+    if outcome != "returned":
+        cls.add(outcome)
+    claim = None
+    if outcome == "returned":
+        if kind == MEMCPY:
+            if ret != dst_ptr:
+                cls.add("bad-return")
+            claim = n
+        elif ret > n:
+            cls.add("bad-return")
+        else:
+            claim = n - ret
+            if a == n and ret != 0:
+                cls.add("spurious-fault")
+            if claim > a:
+                cls.add("over-report")
+            if a > 0 and claim == 0:
+                cls.add("no-progress")
+            if claim < a:
+                cls.add("imprecise")
+    diffs: list[tuple[int, str]] = []
+    for i in range(-W, hi):
+        got = after[i + W]
+        if i < 0 or i >= n:
+            if got != before[i + W]:
+                diffs.append((i, "store-out-of-bounds"))
+        elif claim is not None:
+            if i < min(claim, a):
+                want = 0 if kind == CLEAR else src[i]
+                if got != want:
+                    diffs.append((i, "wrong-data"))
+            elif i >= claim and got != before[i + W]:
+                diffs.append((i, "store-beyond-reported"))
+    cls.update(c for _, c in diffs)
+    errors = set(cls) if profile == "exact" else cls - {"imprecise"}
+    return a, (claim or 0), cls, errors, diffs
+
+
+@st.composite
+def scenarios(draw):
+    kind = draw(st.sampled_from([COPY, CLEAR, MEMCPY]))
+    n = draw(st.integers(0, 80))
+    fault = st.one_of(st.none(), st.integers(0, n + 20))
+    sf = None if kind == CLEAR else draw(fault)
+    df = draw(fault)
+    hi = n + W if df is None else min(n + W, df)
+    size = W + n + W
+    src = draw(st.binary(min_size=n + W, max_size=n + W))
+    before = draw(st.binary(min_size=size, max_size=size))
+    a = min([n] + [f for f in (sf, df) if f is not None])
+    after = bytearray(before)
+    copied = draw(st.integers(0, max(0, min(n, hi))))  # how far the "routine" wrote
+    for i in range(copied):
+        after[i + W] = 0 if kind == CLEAR else src[i]
+    for pos in draw(st.lists(st.integers(-W, max(-W, hi - 1)), max_size=3)):
+        if pos < hi:
+            after[pos + W] = draw(st.integers(0, 255))
+    outcome = draw(st.sampled_from(OUTCOMES))
+    ret = draw(st.one_of(st.just(n - a), st.just(n - copied), st.integers(0, n + 2)))
+    return dict(kind=kind, profile=draw(st.sampled_from(["linux", "exact"])), n=n, sf=sf, df=df,
+                outcome=outcome, ret=ret, regs_bad=draw(st.sampled_from([0, 0, 0, 1 << 4])),
+                src=src, before=bytes(before), after=bytes(after), hi=hi,
+                memcpy_returns_dst=draw(st.booleans()))
+
+
+@settings(max_examples=600, deadline=None)
+@given(scenarios())
+def test_oracle_matches_model(lib, sc):
+    src = ctypes.create_string_buffer(sc["src"], len(sc["src"]))
+    before = ctypes.create_string_buffer(sc["before"], len(sc["before"]))
+    after = ctypes.create_string_buffer(sc["after"], len(sc["after"]))
+    dst_ptr = ctypes.addressof(after) + W
+    # memcpy returns a pointer: mostly the right one, sometimes a number
+    ret = dst_ptr if sc["kind"] == MEMCPY and sc["memcpy_returns_dst"] else sc["ret"]
+    case = Case(magic=0x31434643, kind=sc["kind"], profile=1 if sc["profile"] == "exact" else 0,
+                n=sc["n"], src_fault=NO_FAULT if sc["sf"] is None else sc["sf"],
+                dst_fault=NO_FAULT if sc["df"] is None else sc["df"])
+    obs = Observed(outcome=OUTCOMES.index(sc["outcome"]), ret=ret, regs_bad=sc["regs_bad"], reg_got=7,
+                   dst=dst_ptr, before=ctypes.addressof(before) + W, src=ctypes.addressof(src),
+                   lo=-W, hi=sc["hi"])
+    res = Result()
+    lib.cf_oracle(ctypes.byref(case), ctypes.byref(obs), ctypes.byref(res))
+
+    a, claim, cls, errors, diffs = model(sc["kind"], sc["profile"], sc["n"], sc["sf"], sc["df"],
+                                         sc["outcome"], ret, dst_ptr, sc["regs_bad"], sc["src"],
+                                         sc["before"], sc["after"], sc["hi"])
+    got = {CLASSES[b] for b in range(12) if res.classes >> b & 1}
+    got_errors = {CLASSES[b] for b in range(12) if res.errors >> b & 1}
+    assert got == cls
+    assert got_errors == errors
+    assert res.accessible == a
+    assert res.claimed == claim
+    assert res.diff_count == len(diffs)
+    if diffs:
+        assert res.diff_off == diffs[0][0]
+        assert res.diff_got == sc["after"][diffs[0][0] + W]
