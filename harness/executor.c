@@ -33,7 +33,7 @@ static __attribute__((noreturn)) void usage(const char *why)
 	cf_err(why);
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
-	       " [--shard I/K] [--stop-mask HEX] [--max-hangs H] [--timeout-ms T]\n");
+	       " [--shard I/K] [--stop-mask HEX] [--max-hangs H] [--timeout-ms T] [--bare]\n");
 	cf_exit(2);
 }
 
@@ -94,6 +94,9 @@ static enum cf_outcome outcome_of(uintptr_t status)
 	}
 }
 
+/* --bare: place, call, nothing else (the benchmark's baseline for checking cost). */
+static int bare;
+
 static void run_case(const struct cf_case *c, struct cf_result *r)
 {
 	*r = (struct cf_result){0};
@@ -127,6 +130,11 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	call.faults = call.signal = 0;
 	call.fault_pc = call.fault_addr = call.fixup_pc = 0;
 	cf_call_target(&call);
+	if (bare) {
+		r->ret = call.ret;
+		r->faults = call.faults;
+		return;
+	}
 
 	struct cf_observed o = {0};
 	o.outcome = outcome_of(call.status);
@@ -338,6 +346,8 @@ int main(int argc, char **argv)
 			so.stop_mask = need_u64(o, v), i++;
 		else if (cf_streq(o, "--max-hangs"))
 			so.max_hangs = need_u64(o, v), i++;
+		else if (cf_streq(o, "--bare"))
+			bare = 1;
 		else if (cf_streq(o, "--shard"))
 			parse_shard(v, &so.shard, &so.shards), i++;
 		else if (cf_streq(o, "--profile") && v && cf_streq(v, "linux"))
