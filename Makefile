@@ -30,8 +30,10 @@ endif
 
 ifeq ($(XLEN),64)
 ARCH_FLAGS := -march=rv64gc -mabi=lp64d
+LIBGCC     := -lgcc
 else ifeq ($(XLEN),32)
 ARCH_FLAGS := -march=rv32gc -mabi=ilp32d
+LIBGCC     :=  # RV64-only in Debian: harness/libc.c has the helpers
 else
 $(error XLEN must be 64 or 32)
 endif
@@ -96,7 +98,7 @@ $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(BUILD)/harness.o harness/target.c
 	  -DCF_TARGET_KIND=$(call kind_macro,$(call routine_meta,$(1),kind)) \
 	  -DCF_TARGET_EXTABLE=$$$$fmt -c harness/target.c -o $$@.target.o
 	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -static -no-pie -Wl,--no-relax -o $$@ \
-	  $(BUILD)/harness.o $$@.target.o $$@.routine.o -lgcc
+	  $(BUILD)/harness.o $$@.target.o $$@.routine.o $(LIBGCC)
 	$(Q)rm -f $$@.routine.o $$@.target.o
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))

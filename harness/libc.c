@@ -54,3 +54,44 @@ int memcmp(const void *a, const void *b, size_t n)
 			return *x - *y;
 	return 0;
 }
+
+#if __riscv_xlen == 32
+/*
+ * 64-bit division helpers the compiler calls on RV32. Debian's cross libgcc
+ * is RV64-only, so the freestanding RV32 executor brings its own: plain
+ * shift-and-subtract; the harness divides rarely and never by zero.
+ */
+uint64_t __udivdi3(uint64_t n, uint64_t d);
+uint64_t __umoddi3(uint64_t n, uint64_t d);
+
+static uint64_t udivmod64(uint64_t n, uint64_t d, uint64_t *rem)
+{
+	uint64_t q = 0, r = 0;
+	if (d == 0) {
+		*rem = 0;
+		return 0;
+	}
+	for (int i = 63; i >= 0; i--) {
+		r = (r << 1) | ((n >> i) & 1);
+		if (r >= d) {
+			r -= d;
+			q |= 1ull << i;
+		}
+	}
+	*rem = r;
+	return q;
+}
+
+uint64_t __udivdi3(uint64_t n, uint64_t d)
+{
+	uint64_t r;
+	return udivmod64(n, d, &r);
+}
+
+uint64_t __umoddi3(uint64_t n, uint64_t d)
+{
+	uint64_t r;
+	udivmod64(n, d, &r);
+	return r;
+}
+#endif
