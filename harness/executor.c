@@ -33,7 +33,7 @@ static __attribute__((noreturn)) void usage(const char *why)
 	cf_err(why);
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
-	       " [--shard I/K] [--stop-mask HEX] [--max-hangs H] [--timeout-ms T] [--bare]\n");
+	       " [--shard I/K] [--stop-mask MASK] [--max-hangs H] [--timeout-ms T] [--bare]\n");
 	cf_exit(2);
 }
 

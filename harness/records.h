@@ -93,7 +93,8 @@ struct cf_case {
 enum cf_result_type {
 	CF_RESULT_CASE = 0,     /* the outcome of one case */
 	CF_RESULT_PROGRESS = 1, /* sweep: id = cases done, ret = cases in this run */
-	CF_RESULT_DONE = 2,     /* sweep: last record; id = cases run */
+	CF_RESULT_DONE = 2,     /* sweep: last record; id = cases run, aux = why it
+				 * ended: 0 all run, 1 stop mask met, 2 too many hangs */
 	CF_RESULT_ERROR = 3,    /* case rejected: aux = enum cf_case_error */
 	CF_RESULT_COUNT = 4,    /* sweep: id = cases showing class bit aux */
 };
@@ -129,7 +130,7 @@ enum cf_reg_bit {
 struct cf_result {
 	uint32_t magic;
 	uint16_t type;       /* enum cf_result_type */
-	uint16_t signal;     /* crash or unhandled fault: the signal number */
+	uint16_t signal;     /* the first fault's or crash's signal number */
 	uint64_t id;         /* the case id (or a count, see cf_result_type) */
 	uint32_t classes;    /* every class observed (enum cf_class bits) */
 	uint32_t errors;     /* classes & the profile's error set */

@@ -1,0 +1,24 @@
+"""Puts tool/ on sys.path so tests import the copyfuzz package as the launcher runs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL = ROOT / "tool"
+sys.path.insert(0, str(TOOL))
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`python -m copyfuzz ARGS` in a child process, as a user would run it."""
+    full_env = {**os.environ, "PYTHONPATH": str(TOOL), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "copyfuzz", *args],
+        capture_output=True, text=True, env=full_env, cwd=cwd or ROOT, timeout=timeout,
+    )
+
+

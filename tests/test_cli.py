@@ -1,0 +1,204 @@
+"""The command line as a user meets it: exit codes, messages, never a traceback.
+
+Sweeps here run against tests/fake_executor.py (through the QEMU variable, as the
+real executors run under qemu-riscv64), so they are quick and know their answers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+FAKE = Path(__file__).parent / "fake_executor.py"
+MAKEFILE = "build/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
+
+
+def _routine(root: Path, rel: str, *meta: str) -> None:
+    path = root / "arch" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("/*\n" + "".join(f" * copyfuzz: {m}\n" for m in meta) + " */\n")
+
+
+@pytest.fixture
+def fake_tree(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / "tree"
+    _routine(root, "riscv/clean_copy.S", "symbol=f", "kind=copy", "profile=exact", "about=never wrong")
+    _routine(root, "riscv/buggy.S", "symbol=f", "kind=copy")
+    _routine(root, "riscv/mutants/caught.S", "symbol=f", "kind=copy", "expect=wrong-data")
+    _routine(root, "riscv/mutants/clean-escapes.S", "symbol=f", "kind=copy", "expect=hang")
+    (root / "Makefile").write_text(MAKEFILE)
+    env = {"COPYFUZZ_ROOT": str(root), "QEMU": f"{sys.executable} {FAKE}", "CROSS_COMPILE": ""}
+    return root, env
+
+
+def _assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr
+
+
+# ---- bad input, on the real tree ----
+
+@pytest.mark.parametrize("args, needles", [
+    (["repro", "riscv/copy_usr:n=3"], ["unknown routine 'riscv/copy_usr'", "riscv/copy_user"]),
+    (["sweep", "riscv/nope*"], ["unknown routine 'riscv/nope*'"]),
+    (["sweep", "--profile", "loose"], ["invalid choice: 'loose'"]),
+    (["repro", "riscv/copy_user:n=3", "--profile", "strict"], ["invalid choice: 'strict'"]),
+    (["repro", "riscv/copy_user:n=zz"], ["not a number"]),
+    (["repro", "riscv/copy_user"], ["malformed case spec"]),
+    (["repro", "riscv/copy_user:n=10,src_off=3,src_fault=37"], ["src_off=4059"]),
+    (["sweep", "--max-len", "1048577"], ["--max-len", "out of range 0..1048576"]),
+    (["sweep", "--max-len", "-1"], ["--max-len"]),
+    (["sweep", "--max-len", "ten"], ["must be an integer"]),
+    (["sweep", "--min-len", "9", "--max-len", "8"], ["--min-len 9 is above --max-len 8"]),
+    (["sweep", "--jobs", "0"], ["--jobs"]),
+    (["sweep", "--seed", "3"], ["--seed only makes sense with --random"]),
+    (["frobnicate"], ["invalid choice: 'frobnicate'"]),
+    ([], ["required"]),
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], needles: list[str]) -> None:
+    _assert_clean_failure(run_cli(*args), *needles)
+
+
+def test_missing_cross_compiler_names_make_deps() -> None:
+    proc = run_cli("sweep", "--max-len", "1", env={"CROSS_COMPILE": "no-such-cross-"})
+    _assert_clean_failure(proc, "no-such-cross-gcc", "make deps")
+
+
+def test_missing_qemu_names_make_deps(fake_tree: tuple[Path, dict[str, str]]) -> None:
+    _, env = fake_tree
+    proc = run_cli("repro", "riscv/buggy:n=3", env={**env, "QEMU": "no-such-qemu-riscv64"})
+    _assert_clean_failure(proc, "no-such-qemu-riscv64", "make deps")
+
+
+def test_bad_metadata_is_named(fake_tree: tuple[Path, dict[str, str]]) -> None:
+    root, env = fake_tree
+    _routine(root, "riscv/broken.S", "symbol=f", "kind=strcpy")
+    _assert_clean_failure(run_cli("list", env=env), "arch/riscv/broken.S", "kind='strcpy'")
+
+
+def test_build_failure_shows_make_output(fake_tree: tuple[Path, dict[str, str]]) -> None:
+    root, env = fake_tree
+    (root / "Makefile").write_text("build/riscv64/%.elf:\n\t@echo 'copy.S:12: Error: unknown opcode' >&2; exit 1\n")
+    proc = run_cli("sweep", "riscv/buggy", env=env)
+    assert proc.returncode == 2
+    assert "build failed" in proc.stderr and "copy.S:12: Error: unknown opcode" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# ---- list ----
+
+def test_list_json(fake_tree: tuple[Path, dict[str, str]]) -> None:
+    _, env = fake_tree
+    proc = run_cli("list", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    items = json.loads(proc.stdout)
+    assert [i["name"] for i in items] == [
+        "riscv/buggy", "riscv/clean_copy", "riscv/mutants/caught", "riscv/mutants/clean-escapes"]
+    assert items[1]["profile"] == "exact" and items[1]["about"] == "never wrong"
+    assert items[2]["mutant"] is True and items[2]["expect"] == ["wrong-data"]
+    assert "expect" not in items[0]
+
+
+def test_list_table(fake_tree: tuple[Path, dict[str, str]]) -> None:
+    _, env = fake_tree
+    proc = run_cli("list", env=env)
+    assert proc.returncode == 0
+    assert "riscv/mutants/caught" in proc.stdout and "expect wrong-data" in proc.stdout
+
+
+# ---- sweep (fake executor) ----
+
+def test_sweep_clean_routine_exits_0(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    _, env = fake_tree
+    proc = run_cli("sweep", "riscv/clean_copy", "--findings", str(tmp_path / "f"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "clean" in proc.stdout
+    assert not (tmp_path / "f").exists()
+
+
+def test_sweep_findings_json_and_files(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    _, env = fake_tree
+    findings = tmp_path / "found"
+    proc = run_cli("sweep", "--json", "--jobs", "3", "--findings", str(findings), env=env)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["profile"] is None and report["max_len"] == 256
+    by = {r["name"]: r for r in report["routines"]}
+    assert set(by) == {"riscv/buggy", "riscv/clean_copy"}  # no mutants by default
+    buggy = by["riscv/buggy"]
+    assert buggy["profile"] == "linux" and buggy["cases"] == 100
+    assert buggy["findings"] == {"wrong-data": 22}
+    assert buggy["notes"] == {"imprecise": 9}  # not an error under linux
+    assert buggy["reproducers"]["wrong-data"] == "riscv/buggy:n=3,src_off=3,dst_off=3"
+    assert by["riscv/clean_copy"]["findings"] == {}
+    lines = [json.loads(x) for x in (findings / "riscv__buggy.jsonl").read_text().splitlines()]
+    assert {x["class"] for x in lines} == {"wrong-data", "imprecise"}
+    last = {x["class"]: x for x in lines}
+    assert last["wrong-data"]["spec"] == "riscv/buggy:n=3,src_off=3,dst_off=3"
+    assert last["imprecise"]["error"] is False
+
+
+def test_sweep_profile_override(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    _, env = fake_tree
+    proc = run_cli("sweep", "riscv/b*", "--json", "--profile", "exact", "--findings", str(tmp_path), env=env)
+    report = json.loads(proc.stdout)
+    assert report["profile"] == "exact"
+    assert report["routines"][0]["findings"] == {"wrong-data": 22, "imprecise": 9}
+
+
+def test_sweep_mutants(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    _, env = fake_tree
+    args = ["sweep", "riscv/clean_copy", "--mutants", "--findings", str(tmp_path), "--jobs", "2"]
+    proc = run_cli(*args, "--json", env=env)
+    by = {r["name"]: r for r in json.loads(proc.stdout)["routines"]}
+    caught = by["riscv/mutants/caught"]
+    assert caught["mutant"] is True and caught["caught"] is True and caught["expect"] == ["wrong-data"]
+    assert caught["cases_until_caught"] == 4
+    assert by["riscv/mutants/clean-escapes"]["caught"] is False
+    assert proc.returncode == 1  # one mutant escaped
+    text = run_cli(*args, env=env)
+    assert "ESCAPED" in text.stdout and "caught" in text.stdout
+    assert "riscv/mutants/caught:n=3,src_off=3,dst_off=3" in text.stdout
+    # Only caught mutants and clean routines: exit 0.
+    ok = run_cli("sweep", "riscv/clean_copy", "riscv/mutants/caught", "--findings", str(tmp_path), env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_sweep_executor_crash_is_exit_2(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    _, env = fake_tree
+    proc = run_cli("sweep", "riscv/buggy", "--findings", str(tmp_path), env={**env, "FAKE_SCENARIO": "crash"})
+    assert proc.returncode == 2
+    assert "exited with status 3" in proc.stderr and "internal error on purpose" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# ---- repro (fake executor) ----
+
+def test_repro_exit_codes(fake_tree: tuple[Path, dict[str, str]]) -> None:
+    _, env = fake_tree
+    bad = run_cli("repro", "riscv/buggy:n=3,dst_off=1", env=env)
+    assert bad.returncode == 1, bad.stderr
+    assert "wrong-data" in bad.stdout
+    good = run_cli("repro", "riscv/buggy:n=4", env=env)
+    assert good.returncode == 0, good.stderr
+    both = run_cli("repro", "riscv/buggy:n=5", "--json", env=env)
+    assert both.returncode == 1
+    report = json.loads(both.stdout)
+    assert report["errors"] == ["wrong-data"] and report["notes"] == ["imprecise"]  # linux
+    exact = run_cli("repro", "riscv/buggy:n=16", "--profile", "exact", "--json", env=env)
+    assert json.loads(exact.stdout)["errors"] == ["wrong-data", "imprecise"]
+
+
+def test_root_has_requirements_pinned() -> None:
+    lines = (ROOT / "requirements.txt").read_text().split()
+    assert lines and all("==" in line for line in lines)

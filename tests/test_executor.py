@@ -1,0 +1,124 @@
+"""Executor plumbing against a fake executor: stream parsing, shard merging, failures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from copyfuzz import executor, records
+from copyfuzz.executor import ExecutorError, Finding, Reproducers, StreamParser
+
+FAKE = [sys.executable, str(Path(__file__).parent / "fake_executor.py"), "build/x.elf"]
+
+
+def _expected_counts(ids: range) -> dict[str, int]:
+    wrong = sum(1 for i in ids if i % 7 == 3 or i % 11 == 5)
+    imprecise = sum(1 for i in ids if i % 11 == 5)
+    return {"wrong-data": wrong, "imprecise": imprecise}
+
+
+def test_parser_handles_any_chunking() -> None:
+    case = records.Case(kind=0, profile=0, id=9, n=3, src_off=0, dst_off=0)
+    result = records.Result(id=9, classes=8)
+    done = records.Result(type=records.RESULT_DONE, id=10)
+    stream = case.pack() + result.pack() + done.pack()
+    for size in (1, 3, 64, 100, len(stream)):
+        parser = StreamParser()
+        items: list[object] = []
+        for i in range(0, len(stream), size):
+            items += parser.feed(stream[i:i + size])
+        parser.finish()
+        assert items == [Finding(case, result), done]
+
+
+def test_parser_rejects_bad_streams() -> None:
+    with pytest.raises(ExecutorError, match="out of sync"):
+        StreamParser().feed(b"ABCD" + bytes(60))
+    with pytest.raises(ExecutorError, match="without its case"):
+        StreamParser().feed(records.Result(id=1).pack())
+    parser = StreamParser()
+    parser.feed(records.Case(0, 0, 1, 1, 0, 0).pack()[:10])
+    with pytest.raises(ExecutorError, match="middle of a record"):
+        parser.finish()
+
+
+def test_reproducers_keep_the_smallest_id() -> None:
+    best = Reproducers()
+
+    def finding(case_id: int, classes: int) -> Finding:
+        return Finding(records.Case(0, 0, case_id, 1, 0, 0), records.Result(id=case_id, classes=classes))
+
+    assert best.add(finding(10, 0b1000)) == ["wrong-data"]
+    assert best.add(finding(12, 0b1000)) == []
+    assert best.add(finding(4, 0b1001)) == ["bad-return", "wrong-data"]
+    assert best.best["wrong-data"].case.id == 4
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_sweep_merges_shards(jobs: int) -> None:
+    events = list(executor.sweep(FAKE, ["--max-len", "1"], jobs=jobs))
+    finished = events[-1]
+    assert isinstance(finished, executor.Finished)
+    assert finished.cases == 100
+    assert finished.counts == _expected_counts(range(100))
+    assert finished.reproducers["wrong-data"].case.id == 3
+    assert finished.reproducers["imprecise"].case.id == 5
+    progress = [e for e in events if isinstance(e, executor.Progress)]
+    assert progress and progress[-1].total == 100
+    # Every NewReproducer improves on the last one for its class.
+    last: dict[str, int] = {}
+    for e in events:
+        if isinstance(e, executor.NewReproducer):
+            assert e.case.id < last.get(e.cls, 1 << 64)
+            last[e.cls] = e.case.id
+    assert last == {"wrong-data": 3, "imprecise": 5}
+
+
+def test_sweep_stop_reason() -> None:
+    events = list(executor.sweep(FAKE, ["--stop-mask", "0x8"], jobs=1))
+    finished = events[-1]
+    assert isinstance(finished, executor.Finished)
+    assert finished.stopped == ["stop-mask"] and finished.cases == 4
+
+
+@pytest.mark.parametrize("scenario, message", [
+    ("crash", "exited with status 3"),
+    ("nodone", "without DONE"),
+    ("garbage", "unknown record magic"),
+])
+def test_sweep_failures_are_errors_with_stderr(monkeypatch: pytest.MonkeyPatch, scenario: str,
+                                               message: str) -> None:
+    monkeypatch.setenv("FAKE_SCENARIO", scenario)
+    with pytest.raises(ExecutorError, match=message) as e:
+        list(executor.sweep(FAKE, [], jobs=2))
+    if scenario == "crash":
+        assert "internal error on purpose" in e.value.details
+
+
+def test_sweep_stall_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_SCENARIO", "hang")
+    with pytest.raises(ExecutorError, match="wrote nothing for 1 s"):
+        list(executor.sweep(FAKE, [], jobs=1, stall_timeout_s=1.0))
+
+
+def test_server_round_trips_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    with executor.Server(FAKE) as server:
+        r = server.run(records.Case(kind=0, profile=1, id=1, n=3, src_off=0, dst_off=0))
+        assert r.type == records.RESULT_CASE and r.class_list == ["wrong-data"]
+        r = server.run(records.Case(kind=0, profile=0, id=2, n=4, src_off=0, dst_off=0))
+        assert r.classes == 0
+    monkeypatch.setenv("FAKE_SCENARIO", "crash")
+    with pytest.raises(ExecutorError, match="exited without a result") as e:
+        with executor.Server(FAKE) as server:
+            server.run(records.Case(0, 0, 1, 1, 0, 0))
+    assert "died serving" in e.value.details
+    monkeypatch.setenv("FAKE_SCENARIO", "hang")
+    with pytest.raises(ExecutorError, match="no result within 1 s"):
+        with executor.Server(FAKE, read_timeout_s=1.0) as server:
+            server.run(records.Case(0, 0, 1, 1, 0, 0))
+
+
+def test_info_parses_key_values() -> None:
+    assert executor.info(FAKE)["kind"] == "copy"

@@ -1,0 +1,156 @@
+"""Case and result records: the mirror of harness/records.h and pack/unpack round trips.
+
+The layout tests compile tests/c/layout_dump.c against records.h with the native C
+compiler and compare every size, offset, class and enumerator with records.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+
+import pytest
+from hypothesis import given, strategies as st
+
+from copyfuzz import records
+
+from conftest import ROOT
+
+SOURCE = ROOT / "tests" / "c" / "layout_dump.c"
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> list[list[str]]:
+    cc = shutil.which("cc")
+    assert cc, "a native C compiler ('cc') is needed to check the records.h mirror"
+    exe = tmp_path_factory.mktemp("layout") / "layout_dump"
+    subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", str(SOURCE), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return [line.split() for line in out.splitlines()]
+
+
+def _facts(layout: list[list[str]], tag: str) -> list[list[str]]:
+    return [line[1:] for line in layout if line[0] == tag]
+
+
+def test_struct_sizes(layout: list[list[str]]) -> None:
+    sizes = {name: int(size) for name, size in _facts(layout, "size")}
+    assert sizes == {"case": records.CASE_SIZE, "result": records.RESULT_SIZE}
+
+
+@pytest.mark.parametrize("struct_name, struct_layout", [
+    ("case", records.CASE_LAYOUT), ("result", records.RESULT_LAYOUT),
+])
+def test_field_offsets_and_sizes(layout: list[list[str]], struct_name: str,
+                                 struct_layout: tuple[tuple[str, str], ...]) -> None:
+    c_fields = {f: (int(off), int(size)) for s, f, off, size in _facts(layout, "field") if s == struct_name}
+    assert records.field_offsets(struct_layout) == c_fields
+    # The listed fields fill the struct: none is missing from the dump or the mirror.
+    sizes = {name: int(size) for name, size in _facts(layout, "size")}
+    assert sum(size for _, size in c_fields.values()) == sizes[struct_name]
+
+
+def test_classes_in_order(layout: list[list[str]]) -> None:
+    c_classes = [(name, int(bit), c_name, int(value)) for name, bit, c_name, value in _facts(layout, "class")]
+    py = [(c.name, c.bit, c.c_name, 1 << c.bit) for c in records.CLASSES]
+    assert py == c_classes
+
+
+def test_constants(layout: list[list[str]]) -> None:
+    consts = {name: int(value) for name, value in _facts(layout, "const")}
+    assert consts == {
+        "CF_PAGE_SIZE": records.PAGE_SIZE,
+        "CF_MAX_LEN": records.MAX_LEN,
+        "CF_CANARY_LEN": records.CANARY_LEN,
+        "CF_NO_FAULT": records.NO_FAULT,
+        "CF_CASE_MAGIC": records.CASE_MAGIC,
+        "CF_RESULT_MAGIC": records.RESULT_MAGIC,
+        "CF_NUM_CLASSES": records.NUM_CLASSES,
+        "CF_ERRORS_EXACT": records.ERROR_MASK["exact"],
+        "CF_ERRORS_LINUX": records.ERROR_MASK["linux"],
+    }
+
+
+def test_enumerators(layout: list[list[str]]) -> None:
+    enums = {name: int(value) for name, value in _facts(layout, "enum")}
+
+    def c_name(prefix: str, name: str) -> str:
+        return prefix + name.upper().replace("-", "_")
+
+    expected: dict[str, int] = {}
+    expected.update({c_name("CF_KIND_", k): i for i, k in enumerate(records.KINDS)})
+    expected.update({c_name("CF_PROFILE_", p): i for i, p in enumerate(records.PROFILES)})
+    expected.update({c_name("CF_RESULT_", t): i for i, t in enumerate(records.RESULT_TYPES)})
+    expected.update({c_name("CF_CASE_", e): i for i, (e, _) in enumerate(records.CASE_ERRORS)})
+    regs = {name: bit for bit, name in records.REG_NAMES.items()}
+    expected.update({"CF_REG_S0": regs["s0"], "CF_REG_SP": regs["sp"], "CF_REG_GP": regs["gp"],
+                     "CF_REG_TP": regs["tp"], "CF_REG_RA": regs["ra"]})
+    assert enums == expected
+    assert records.RESULT_TYPES.index("progress") == records.RESULT_PROGRESS
+    assert [records.RESULT_CASE, records.RESULT_PROGRESS, records.RESULT_DONE,
+            records.RESULT_ERROR, records.RESULT_COUNT] == [0, 1, 2, 3, 4]
+
+
+def test_source_is_the_header_we_mirror() -> None:
+    assert (ROOT / "harness" / "records.h").is_file()
+    assert '#include "../../harness/records.h"' in SOURCE.read_text()
+
+
+# ---- round trips ----
+
+u16 = st.integers(0, 2**16 - 1)
+u32 = st.integers(0, 2**32 - 1)
+u64 = st.integers(0, 2**64 - 1)
+
+
+@given(kind=u16, profile=u16, id_=u64, n=u64, src_off=u32, dst_off=u32, src_fault=u64,
+       dst_fault=u64, r0=u64, r1=u64)
+def test_case_round_trip(kind: int, profile: int, id_: int, n: int, src_off: int, dst_off: int,
+                         src_fault: int, dst_fault: int, r0: int, r1: int) -> None:
+    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, (r0, r1))
+    data = case.pack()
+    assert len(data) == 64
+    assert records.Case.unpack(data) == case
+
+
+result_fields = {
+    name: {"I": u32, "H": u16, "B": st.integers(0, 255), "Q": u64,
+           "q": st.integers(-(2**63), 2**63 - 1)}[code]
+    for name, code in records.RESULT_LAYOUT
+}
+
+
+@given(st.fixed_dictionaries(result_fields))
+def test_result_round_trip(values: dict[str, int]) -> None:
+    result = records.Result(**values)
+    data = result.pack()
+    assert len(data) == 128
+    assert records.Result.unpack(data) == result
+
+
+def test_known_bytes() -> None:
+    """Little-endian, magic first: what a hex dump of the stream shows."""
+    case = records.Case(kind=1, profile=1, id=0x0102, n=37, src_off=4064, dst_off=3,
+                        src_fault=32, dst_fault=records.NO_FAULT)
+    data = case.pack()
+    assert data[:4] == b"CFC1"
+    assert data[4:8] == b"\x01\x00\x01\x00"
+    assert struct.unpack_from("<Q", data, 8)[0] == 0x0102
+    assert struct.unpack_from("<II", data, 24) == (4064, 3)
+    assert data[40:48] == b"\xff" * 8
+    result = records.Result(id=7, diff_off=-1)
+    raw = result.pack()
+    assert raw[:4] == b"CFR1"
+    assert struct.unpack_from("<q", raw, 48)[0] == -1
+
+
+def test_classes_and_profiles() -> None:
+    assert records.class_names(records.ERROR_MASK["exact"]) == list(records.CLASS_NAMES)
+    assert "imprecise" not in records.class_names(records.ERROR_MASK["linux"])
+    assert records.class_mask(["wrong-data", "hang"]) == (1 << 3) | (1 << 9)
+    assert records.class_of_bit(6) == "no-progress"
+    assert records.reg_names((1 << 0) | (1 << 12) | (1 << 15)) == ["s0", "sp", "ra"]
+    for code in range(len(records.CASE_ERRORS)):
+        assert records.case_error_message(code)

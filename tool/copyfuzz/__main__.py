@@ -1,0 +1,7 @@
+"""`python -m copyfuzz`: see cli.py."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,130 @@
+"""The command line: `copyfuzz list | sweep | repro`.
+
+Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
+Every expected problem is a CopyfuzzError, printed as one line (plus details such as
+compiler output), never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Callable, NoReturn
+
+from . import records
+from .errors import CopyfuzzError
+
+PROG = "copyfuzz"
+
+
+def repo_root() -> Path:
+    """The checkout this package lives in (COPYFUZZ_ROOT overrides, for tests)."""
+    env = os.environ.get("COPYFUZZ_ROOT")
+    return Path(env).resolve() if env else Path(__file__).resolve().parents[2]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2 like ours."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CopyfuzzError(f"{message} (see '{self.prog} --help')")
+
+
+def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An integer option within [lo, hi]; argparse prefixes the option name to errors."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{value} is out of range {lo}..{hi}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Fuzz and differential-test kernel user-copy routines.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    ls = sub.add_parser("list", help="list the routines and mutants")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+
+    sw = sub.add_parser("sweep", help="sweep routines exhaustively (and randomly) against the oracle",
+                        epilog="exit status: 0 clean (and every mutant caught), 1 findings or an "
+                               "escaped mutant, 2 bad input or build error")
+    sw.add_argument("routines", nargs="*", metavar="ROUTINE",
+                    help="routine names or fnmatch patterns (default: all non-mutant routines)")
+    sw.add_argument("--mutants", action="store_true", help="also sweep every mutant; each must be caught")
+    sw.add_argument("--profile", choices=records.PROFILES,
+                    help="contract to judge by (default: each routine's declared profile)")
+    sw.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=256, metavar="L",
+                    help="longest n of the exhaustive phase (default 256, at most 1048576)")
+    sw.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
+                    help="shortest n of the exhaustive phase (default 0)")
+    sw.add_argument("--random", type=_int_in(0, 2**63 - 1), default=0, metavar="N",
+                    help="also run N random cases")
+    sw.add_argument("--seed", type=_int_in(0, 2**64 - 1), metavar="S",
+                    help="seed of the random phase (default: a fresh one, printed)")
+    sw.add_argument("--random-max-len", type=_int_in(1, records.MAX_LEN), metavar="R",
+                    help="longest n of the random phase (default 65536)")
+    sw.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
+                    help="executor processes per routine (default: number of CPUs)")
+    sw.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
+                    help="per-case watchdog of the executor")
+    sw.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
+                    help="where reproducers are appended as JSON lines (default findings/)")
+    sw.add_argument("--json", action="store_true", help="machine-readable output")
+
+    rp = sub.add_parser("repro", help="run one case and explain it",
+                        epilog="exit status: 0 no error class, 1 an error class under the profile, "
+                               "2 bad input or build error")
+    rp.add_argument("spec", metavar="SPEC",
+                    help="ROUTINE:n=N[,src_off=O,src_fault=F,dst_off=O,dst_fault=F]")
+    rp.add_argument("--profile", choices=records.PROFILES,
+                    help="contract to judge by (default: the routine's declared profile)")
+    rp.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
+                    help="watchdog of the executor")
+    rp.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # Unwind like Ctrl-C so running executors are stopped by their `finally`.
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        args = build_parser().parse_args(argv)
+        root = repo_root()
+        if args.command == "list":
+            from .cmd_list import run_list
+
+            return run_list(root, args)
+        if args.command == "sweep":
+            from .cmd_sweep import run_sweep
+
+            return run_sweep(root, args)
+        from .cmd_repro import run_repro
+
+        return run_repro(root, args)
+    except CopyfuzzError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        if e.details:
+            print(e.details, file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into something like `head` that stopped reading.
+        sys.stderr.close()
+        return 1

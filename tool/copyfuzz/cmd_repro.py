@@ -1,0 +1,222 @@
+"""`copyfuzz repro SPEC`: run one case through `serve` and explain what happened.
+
+Exit 1 if the case shows a class that is an error under the profile, 0 if not,
+2 for bad input (or an executor that cannot run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from . import build, executor, records
+from .elfinfo import Symbolizer
+from .errors import CopyfuzzError
+from .routines import Routine, discover, find
+from .spec import Spec, format_spec, parse_fields, split_routine
+from .ui import emit, stdout_console
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
+    """`src+K` / `dst+K` when addr is near a placed buffer, else hex."""
+    bases = [("dst", result.dst)]
+    if spec.kind != "clear":
+        bases.insert(0, ("src", result.src))
+    best: tuple[int, str] | None = None
+    for name, base in bases:
+        if not base:
+            continue
+        end = base + spec.n
+        distance = 0 if base <= addr <= end + records.PAGE_SIZE else min(abs(addr - base), abs(addr - end))
+        if distance <= 2 * records.PAGE_SIZE and (best is None or distance < best[0]):
+            k = addr - base
+            best = (distance, f"{name}+{k}" if k >= 0 else f"{name}-{-k}")
+    return best[1] if best else f"{addr:#x}"
+
+
+ROUTINE_SECTION = "cf_target_text"  # the Makefile renames the routine's .text to this
+
+
+def _symbolizer(root: Path, routine: Routine, info: dict[str, str]) -> Symbolizer | None:
+    try:
+        sym = Symbolizer(root / routine.elf, prefer=(routine.symbol,))
+    except CopyfuzzError:
+        return None  # addresses are then shown in hex
+    if sym.is_pie and ROUTINE_SECTION in sym.sections:
+        # A PIE executor runs elsewhere than linked: `info` says where the routine went.
+        # (The Makefile links -static -no-pie, so this only matters for other builds.)
+        try:
+            sym.bias = int(info["text_start"], 16) - sym.sections[ROUTINE_SECTION]
+        except (KeyError, ValueError):
+            pass
+    return sym
+
+
+def _where(sym: Symbolizer | None, addr: int) -> str:
+    return sym.describe(addr) if sym else f"{addr:#x}"
+
+
+def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None) -> dict[str, object]:
+    """Everything the report shows, as data (the --json output)."""
+    n, a = spec.n, result.accessible
+    out: dict[str, object] = {
+        "spec": format_spec(spec),
+        "routine": spec.routine,
+        "kind": spec.kind,
+        "profile": profile,
+        "n": n,
+        "accessible": a,
+        "claimed": result.claimed,
+    }
+    if spec.kind == "memcpy":
+        out["ret"] = result.ret
+        out["expected_ret"] = result.dst
+    else:
+        out["ret"] = result.ret
+        out["expected_ret"] = n - a  # exact; linux allows less precision, see text
+    out["data"] = {
+        "differing_bytes": result.diff_count,
+        "first_offset": result.diff_off if result.diff_count else None,
+        "expected_byte": result.diff_want if result.diff_count else None,
+        "actual_byte": result.diff_got if result.diff_count else None,
+    }
+    fault: dict[str, object] = {"count": result.faults}
+    if result.faults:
+        fault.update(
+            pc=result.fault_pc,
+            pc_symbol=_where(sym, result.fault_pc),
+            address=result.fault_addr,
+            address_relative=relative_address(result.fault_addr, spec, result),
+            fixup=result.fixup_pc or None,
+            fixup_symbol=_where(sym, result.fixup_pc) if result.fixup_pc else None,
+        )
+    out["fault"] = fault
+    out["signal"] = _signal_name(result.signal) if result.signal else None
+    out["registers_clobbered"] = records.reg_names(result.regs_bad)
+    if result.regs_bad:
+        out["first_bad_register_value"] = result.reg_got
+    errors = result.errors
+    out["classes"] = result.class_list
+    out["errors"] = records.class_names(errors)
+    out["notes"] = records.class_names(result.classes & ~errors)
+    out["dst"] = result.dst
+    out["src"] = result.src if spec.kind != "clear" else None
+    return out
+
+
+def _linux_range(n: int, a: int) -> str:
+    if a >= n:
+        return "N = 0"
+    if a == 0:
+        return f"N = {n} (nothing was accessible)"
+    if a == 1:
+        return f"N = {n - 1}"
+    return f"{n - a} <= N <= {n - 1}"
+
+
+# Outcomes after which a0 means nothing: the routine never came back.
+_NO_RETURN = ("hang", "unhandled-fault", "crash")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, object]) -> None:
+    console = stdout_console()
+    n, a = spec.n, result.accessible
+    emit(console, f"[bold]{escape(format_spec(spec))}[/]  ({spec.kind}, profile {profile})")
+    rows: list[tuple[str, str]] = []
+    gone = [c for c in _NO_RETURN if c in result.class_list]
+    if gone:
+        rows.append(("return", f"[red]none: the routine did not return ({', '.join(gone)})[/]"))
+    elif spec.kind == "memcpy":
+        got = "dst" if result.ret == result.dst else relative_address(result.ret, spec, result)
+        rows.append(("return", f"{got}   expected dst"))
+    else:
+        ok = result.ret == n - a
+        mark = "" if ok else "  [red]<- differs[/]"
+        rows.append(("return", f"N = {result.ret}   expected N = n - A = {n - a} (exact); "
+                               f"linux allows {_linux_range(n, a)}{mark}"))
+        done = "cleared" if spec.kind == "clear" else "copied"
+        rows.append(("claimed", f"C = n - N = {_plural(result.claimed, 'byte')} claimed {done}"))
+    sides = "accessible" if spec.kind == "clear" else "accessible on both sides"
+    rows.append(("accessible", f"A = {_plural(a, 'leading byte')} {sides} (n = {n})"))
+    if result.diff_count:
+        rows.append(("data", f"first difference at dst{result.diff_off:+d}: expected {result.diff_want:#04x}, "
+                             f"got {result.diff_got:#04x}; {_plural(result.diff_count, 'byte')} differ"
+                             f"{'s' if result.diff_count == 1 else ''} from the reference"))
+    else:
+        rows.append(("data", "destination and canaries as expected"))
+    fault = report["fault"]
+    assert isinstance(fault, dict)
+    if result.faults:
+        fixup = fault["fixup_symbol"] or "[red]none[/]"
+        signal_name = f" ({_signal_name(result.signal)})" if result.signal else ""
+        rows.append(("fault", f"{_plural(result.faults, 'fault')} taken{signal_name}; first at pc "
+                              f"{fault['pc_symbol']}, address {fault['address_relative']}, fixup -> {fixup}"))
+    else:
+        rows.append(("fault", "none taken"))
+        if result.signal:
+            rows.append(("signal", _signal_name(result.signal)))
+    ex = report.get("executor")
+    if isinstance(ex, dict) and "extable" in ex:
+        table_text = "none: no fixups" if ex["extable"] == "none" else \
+            f"{ex['extable']} format, {ex.get('extable_entries', '?')} entries"
+        rows.append(("extable", table_text))
+    if result.regs_bad:
+        regs = ", ".join(records.reg_names(result.regs_bad))
+        rows.append(("registers", f"[red]clobbered: {regs}[/] (first bad value {result.reg_got:#x})"))
+    elif gone:
+        rows.append(("registers", "not checked: the routine did not return"))
+    else:
+        rows.append(("registers", "preserved"))
+    errors = records.class_names(result.errors)
+    notes = records.class_names(result.classes & ~result.errors)
+    for label, names, style in (("errors", errors, "red"), ("notes", notes, "yellow")):
+        if not names:
+            rows.append((label, "none"))
+        for i, c in enumerate(names):
+            rows.append((label if i == 0 else "", f"[{style}]{c}[/]: {records.CLASS_BY_NAME[c].about}"))
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for label, text in rows:
+        table.add_row(f"  {label}", text)
+    emit(console, table)
+
+
+def run_repro(root: Path, args: argparse.Namespace) -> int:
+    name, rest = split_routine(args.spec)
+    routine = find(discover(root), name)
+    spec = parse_fields(routine.name, routine.kind, rest)
+    profile = args.profile or routine.profile
+    build.build(root, [routine.elf])
+    build.check_runner()
+    argv = executor.executor_argv(root, routine.elf, build.run_prefix())
+    info = executor.info(argv)
+    with executor.Server(argv, timeout_ms=args.timeout_ms) as server:
+        result = server.run(spec.to_case(profile))
+    if result.type == records.RESULT_ERROR:
+        raise CopyfuzzError(f"the executor rejected the case: {records.case_error_message(result.aux)}")
+    if result.type != records.RESULT_CASE:
+        raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
+    report = explain(spec, profile, result, _symbolizer(root, routine, info))
+    report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print(spec, profile, result, report)
+    return 1 if result.errors else 0

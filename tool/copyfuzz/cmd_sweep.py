@@ -1,0 +1,299 @@
+"""`copyfuzz sweep`: run the executors' sweeps, merge shards, report and judge.
+
+Exit 0: every bundled routine clean (and, with mutants, every mutant caught);
+1: a routine has findings or a mutant escaped; 2: bad input or build problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import build, executor, records
+from .errors import CopyfuzzError
+from .executor import Finding
+from .findings import FindingsLog
+from .routines import Routine, discover, select
+from .spec import format_spec, from_case
+from .ui import emit, stderr_console, stdout_console
+
+
+@dataclass
+class RoutineSweep:
+    """What one routine's (merged) sweep found."""
+
+    routine: Routine
+    profile: str
+    cases: int = 0
+    elapsed_s: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    reproducers: dict[str, Finding] = field(default_factory=dict)
+    stderr: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
+
+    @property
+    def observed(self) -> list[str]:
+        seen = set(self.counts) | set(self.reproducers)
+        return [c for c in records.CLASS_NAMES if c in seen]
+
+    def is_error(self, cls: str) -> bool:
+        return cls in records.CLASS_BY_NAME and bool(
+            records.ERROR_MASK[self.profile] & (1 << records.CLASS_BY_NAME[cls].bit)
+        )
+
+    @property
+    def findings(self) -> dict[str, int]:
+        return {c: self.counts.get(c, 0) for c in self.observed if self.is_error(c)}
+
+    @property
+    def notes(self) -> dict[str, int]:
+        return {c: self.counts.get(c, 0) for c in self.observed if not self.is_error(c)}
+
+    @property
+    def cases_per_s(self) -> float:
+        return self.cases / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def spec(self, cls: str) -> str | None:
+        found = self.reproducers.get(cls)
+        return format_spec(from_case(self.routine.name, found.case)) if found else None
+
+    # -- mutants --
+    @property
+    def caught(self) -> list[str]:
+        return [c for c in self.routine.expect if c in self.observed]
+
+    @property
+    def is_caught(self) -> bool:
+        return bool(self.routine.expect) and len(self.caught) == len(self.routine.expect)
+
+    @property
+    def cases_until_caught(self) -> int | None:
+        """Cases of the enumeration, in id order, up to the last expected class's first case."""
+        if not self.is_caught or not all(c in self.reproducers for c in self.routine.expect):
+            return None
+        return max(self.reproducers[c].case.id for c in self.routine.expect) + 1
+
+    @property
+    def failed(self) -> bool:
+        """What makes the exit status 1."""
+        return not self.is_caught if self.routine.is_mutant else bool(self.findings)
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "name": self.routine.name,
+            "kind": self.routine.kind,
+            "profile": self.profile,
+            "cases": self.cases,
+            "cases_per_s": round(self.cases_per_s, 1),
+            "findings": self.findings,
+            "reproducers": {c: self.spec(c) for c in self.observed if c in self.reproducers},
+            "notes": self.notes,
+            "stopped": self.stopped or None,
+        }
+        if self.routine.is_mutant:
+            out.update(
+                mutant=True,
+                expect=list(self.routine.expect),
+                caught=self.is_caught,
+                caught_classes=self.caught,
+                cases_until_caught=self.cases_until_caught,
+            )
+        return out
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.min_len > args.max_len:
+        raise CopyfuzzError(f"--min-len {args.min_len} is above --max-len {args.max_len}")
+    if args.seed is not None and not args.random:
+        raise CopyfuzzError("--seed only makes sense with --random N")
+    if args.random_max_len is not None and not args.random:
+        raise CopyfuzzError("--random-max-len only makes sense with --random N")
+
+
+def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
+    routines = discover(root)
+    if args.routines:
+        chosen = select(routines, args.routines)
+    else:
+        chosen = [r for r in routines if not r.is_mutant]
+    if args.mutants:
+        names = {r.name for r in chosen}
+        chosen += [r for r in routines if r.is_mutant and r.name not in names]
+    if not chosen:
+        raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
+    return chosen
+
+
+def executor_options(args: argparse.Namespace, routine: Routine, profile: str, seed: int) -> list[str]:
+    opts = ["--max-len", str(args.max_len), "--profile", profile]
+    if args.min_len:
+        opts += ["--min-len", str(args.min_len)]
+    if args.random:
+        opts += ["--random", str(args.random), "--seed", str(seed)]
+        if args.random_max_len is not None:
+            opts += ["--random-max-len", str(args.random_max_len)]
+    if args.timeout_ms is not None:
+        opts += ["--timeout-ms", str(args.timeout_ms)]
+    if routine.is_mutant:
+        # A mutant is caught once its expected classes show: no need to finish the sweep.
+        opts += ["--stop-mask", f"{records.class_mask(routine.expect):#x}"]
+    return opts
+
+
+def _sweep_one(
+    root: Path,
+    args: argparse.Namespace,
+    routine: Routine,
+    seed: int,
+    log: FindingsLog,
+    progress: Progress | None,
+) -> RoutineSweep:
+    profile = args.profile or routine.profile
+    out = RoutineSweep(routine, profile)
+    argv = executor.executor_argv(root, routine.elf, build.run_prefix())
+    task = progress.add_task(routine.name, total=None) if progress else None
+    for event in executor.sweep(argv, executor_options(args, routine, profile, seed), jobs=args.jobs):
+        if isinstance(event, executor.NewReproducer):
+            # On disk first: a sweep killed later still leaves what it found.
+            log.write(routine, profile, event.cls, event.case, event.result)
+        elif isinstance(event, executor.Progress):
+            if progress is not None and task is not None:
+                progress.update(task, completed=event.done, total=event.total or None)
+        elif isinstance(event, executor.Finished):
+            out.cases = event.cases
+            out.elapsed_s = event.elapsed_s
+            out.counts = event.counts
+            out.reproducers = event.reproducers
+            out.stderr = event.stderr
+            out.stopped = event.stopped
+    if progress is not None and task is not None:
+        progress.update(task, completed=out.cases, total=max(out.cases, 1))
+    return out
+
+
+def run_sweep(root: Path, args: argparse.Namespace) -> int:
+    _check_args(args)
+    chosen = _chosen(root, args)
+    build.build(root, [r.elf for r in chosen])
+    build.check_runner()
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    log = FindingsLog(args.findings)
+    show_progress = not args.json and sys.stderr.isatty()
+    results: list[RoutineSweep] = []
+    try:
+        if show_progress:
+            with Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=stderr_console(),
+                transient=True,
+            ) as progress:
+                for routine in chosen:
+                    results.append(_sweep_one(root, args, routine, seed, log, progress))
+        else:
+            for routine in chosen:
+                results.append(_sweep_one(root, args, routine, seed, log, None))
+    finally:
+        log.close()
+
+    if args.json:
+        print(json.dumps(_json_report(args, seed, results), indent=2))
+    else:
+        _print_report(args, seed, results, log)
+    return 1 if any(r.failed for r in results) else 0
+
+
+def _json_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep]) -> dict[str, object]:
+    report: dict[str, object] = {
+        "profile": args.profile,  # null: each routine's declared profile
+        "max_len": args.max_len,
+        "min_len": args.min_len,
+        "jobs": args.jobs,
+    }
+    if args.random:
+        report["random"] = {"cases": args.random, "seed": seed, "max_len": args.random_max_len or 65536}
+    report["routines"] = [r.to_json() for r in results]
+    return report
+
+
+def _classes_cell(counts: dict[str, int]) -> str:
+    return ", ".join(f"{c} {n}" for c, n in counts.items())
+
+
+def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep], log: FindingsLog) -> None:
+    console = stdout_console()
+    routines = [r for r in results if not r.routine.is_mutant]
+    mutants = [r for r in results if r.routine.is_mutant]
+    header = f"max-len {args.max_len}"
+    if args.min_len:
+        header = f"n {args.min_len}..{args.max_len}"
+    if args.random:
+        header += f", {args.random} random cases (seed {seed})"
+    header += f", {args.jobs} job{'s' if args.jobs != 1 else ''}"
+    if args.profile:
+        header += f", profile {args.profile} for all"
+
+    if routines:
+        table = Table(title=f"sweep: {header}", title_justify="left", show_edge=False, pad_edge=False)
+        for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes"):
+            table.add_column(column, justify="right" if column.startswith("cases") else "left")
+        for r in routines:
+            findings = _classes_cell(r.findings) or "[green]clean[/]"
+            if r.findings:
+                findings = f"[red]{findings}[/]"
+            table.add_row(r.routine.name, r.routine.kind, r.profile, f"{r.cases:,}",
+                          f"{r.cases_per_s:,.0f}", findings, _classes_cell(r.notes))
+        emit(console, table)
+        for r in routines:
+            if r.observed:
+                _print_classes(console, r)
+                emit(console, f"  reproducers appended to {log.path_for(r.routine)}")
+            if "max-hangs" in r.stopped:
+                emit(console, f"  [red]{r.routine.name}: sweep stopped early, the routine kept hanging[/]")
+    if mutants:
+        if routines:
+            emit(console)
+        table = Table(title=f"mutants: {header}", title_justify="left", show_edge=False, pad_edge=False)
+        for column in ("mutant", "expected", "caught", "verdict", "cases until caught", "reproducer"):
+            table.add_column(column, justify="right" if column.startswith("cases") else "left",
+                             no_wrap=column == "reproducer")
+        for r in mutants:
+            verdict = "[green]caught[/]" if r.is_caught else "[bold red]ESCAPED[/]"
+            until = r.cases_until_caught
+            table.add_row(
+                r.routine.name,
+                ",".join(r.routine.expect),
+                ",".join(r.observed) or "-",
+                verdict,
+                f"{until:,}" if until is not None else "-",
+                r.spec(r.routine.expect[0]) or "-",
+            )
+        emit(console, table)
+    for r in results:
+        for text in r.stderr:
+            emit(console, f"[dim]{r.routine.name} executor said:[/] {escape(text)}")
+
+
+def _print_classes(console: Console, r: RoutineSweep) -> None:
+    emit(console)
+    emit(console, f"[bold]{r.routine.name}[/] ({r.profile}): {r.cases:,} cases, {r.cases_per_s:,.0f} cases/s")
+    table = Table(show_edge=False, pad_edge=False, box=None)
+    table.add_column("  class")
+    table.add_column("", justify="left")
+    table.add_column("cases", justify="right")
+    table.add_column("smallest reproducer", no_wrap=True)
+    for cls in r.observed:
+        kind = "[red]error[/]" if r.is_error(cls) else "note"
+        table.add_row(f"  {cls}", kind, f"{r.counts.get(cls, 0):,}", r.spec(cls) or "-")
+    emit(console, table)

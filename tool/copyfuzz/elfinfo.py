@@ -1,0 +1,93 @@
+"""Addresses in an executor ELF as `symbol+0xoff`, for reports.
+
+Function symbols and the routine's plain labels (e.g. a fixup label) both count, so a
+fault PC reads as the nearest name at or before it. Assembler-local names (.L*) and
+mapping symbols ($x, $d) are not in the way: they are skipped.
+"""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from .errors import CopyfuzzError
+
+# Among names at one address, the one shown: a function over a label, global over local.
+_TYPE_RANK = {"STT_FUNC": 0, "STT_NOTYPE": 1}
+_BIND_RANK = {"STB_GLOBAL": 0, "STB_WEAK": 1, "STB_LOCAL": 2}
+
+
+class Symbolizer:
+    def __init__(self, path: Path, bias: int = 0, prefer: tuple[str, ...] = ()) -> None:
+        self.bias = bias  # load address minus link address (0 for a static non-PIE ELF)
+        # `prefer` wins among aliases at one address: the routine's declared symbol
+        # rather than, say, __asm_copy_from_user at the same place.
+        entries: list[tuple[int, int, str]] = []
+        self._ranges: list[tuple[int, int]] = []
+        try:
+            with path.open("rb") as f:
+                elf = ELFFile(f)
+                self.is_pie = elf.header["e_type"] == "ET_DYN"
+                code = set()
+                for index, section in enumerate(elf.iter_sections()):
+                    if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR:
+                        code.add(index)
+                        self._ranges.append((section["sh_addr"], section["sh_addr"] + section["sh_size"]))
+                self.sections = {s.name: s["sh_addr"] for s in elf.iter_sections()}
+                for section in elf.iter_sections():
+                    if not isinstance(section, SymbolTableSection):
+                        continue
+                    for sym in section.iter_symbols():
+                        kind = sym["st_info"]["type"]
+                        name = sym.name
+                        if kind not in _TYPE_RANK or not name or name[0] in "$." or name.startswith(".L"):
+                            continue
+                        if sym["st_shndx"] not in code:
+                            continue
+                        rank = _TYPE_RANK[kind] * 3 + _BIND_RANK.get(sym["st_info"]["bind"], 2)
+                        if name in prefer:
+                            rank = -1
+                        entries.append((sym["st_value"], rank, name))
+        except (OSError, ELFError) as e:
+            raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
+        entries.sort()
+        # Keep one name per address: the best-ranked (smallest rank sorts first).
+        self._addrs: list[int] = []
+        self._names: list[str] = []
+        for addr, _, name in entries:
+            if self._addrs and self._addrs[-1] == addr:
+                continue
+            self._addrs.append(addr)
+            self._names.append(name)
+
+    def in_code(self, addr: int) -> bool:
+        link = addr - self.bias
+        return any(lo <= link < hi for lo, hi in self._ranges)
+
+    def lookup(self, addr: int) -> tuple[str, int] | None:
+        link = addr - self.bias
+        if not self.in_code(addr):
+            return None
+        i = bisect.bisect_right(self._addrs, link) - 1
+        if i < 0:
+            return None
+        return self._names[i], link - self._addrs[i]
+
+    def describe(self, addr: int) -> str:
+        """'symbol+0xoff' (or plain 'symbol' at its start), else the hex address."""
+        found = self.lookup(addr)
+        if found is None:
+            return f"{addr:#x}"
+        name, off = found
+        return f"{name}+{off:#x}" if off else name
+
+    def address_of(self, name: str) -> int | None:
+        try:
+            return self._addrs[self._names.index(name)] + self.bias
+        except ValueError:
+            return None

@@ -1,0 +1,251 @@
+"""Python mirror of harness/records.h: case and result records, classes, enums.
+
+records.h is the one definition; tests/test_records.py compiles a C program against it
+and compares every size, offset and enumerator with this module, so the two cannot
+drift apart silently.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+PAGE_SIZE = 4096
+MAX_LEN = 1 << 20
+CANARY_LEN = 64
+NO_FAULT = (1 << 64) - 1
+
+CASE_MAGIC = 0x31434643  # "CFC1"
+RESULT_MAGIC = 0x31524643  # "CFR1"
+
+# enum cf_kind / enum cf_profile, by value.
+KINDS = ("copy", "clear", "memcpy")
+PROFILES = ("linux", "exact")
+
+
+class ClassInfo(NamedTuple):
+    name: str  # the name used in output
+    bit: int
+    c_name: str  # the enumerator in records.h
+    about: str  # one line for people
+
+
+# CF_CLASSES, in report order.
+CLASSES: tuple[ClassInfo, ...] = (
+    ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n], or not 0 without a fault"),
+    ClassInfo("spurious-fault", 1, "CF_SPURIOUS_FAULT", "reported a fault although every byte was accessible"),
+    ClassInfo("over-report", 2, "CF_OVER_REPORT", "claims more bytes copied than were accessible"),
+    ClassInfo("wrong-data", 3, "CF_WRONG_DATA", "a claimed byte of the destination differs from the source"),
+    ClassInfo("store-beyond-reported", 4, "CF_STORE_BEYOND_REPORTED", "stored past dst + C (beyond what it reports)"),
+    ClassInfo("store-out-of-bounds", 5, "CF_STORE_OUT_OF_BOUNDS", "stored outside [dst, dst + n)"),
+    ClassInfo("no-progress", 6, "CF_NO_PROGRESS", "returned N = n although at least one byte was accessible"),
+    ClassInfo("imprecise", 7, "CF_IMPRECISE", "copied fewer bytes than were accessible (allowed by linux)"),
+    ClassInfo("unhandled-fault", 8, "CF_UNHANDLED_FAULT", "a fault with no exception-table fixup"),
+    ClassInfo("hang", 9, "CF_HANG", "did not return before the watchdog fired"),
+    ClassInfo("register-clobber", 10, "CF_REGISTER_CLOBBER", "a callee-saved register or sp/gp/tp/ra was not preserved"),
+    ClassInfo("crash", 11, "CF_CRASH", "died of a signal that was not a user-access fault"),
+)
+NUM_CLASSES = len(CLASSES)
+CLASS_BY_NAME = {c.name: c for c in CLASSES}
+CLASS_NAMES = tuple(c.name for c in CLASSES)
+
+ERRORS_EXACT = (1 << NUM_CLASSES) - 1
+ERRORS_LINUX = ERRORS_EXACT & ~(1 << CLASS_BY_NAME["imprecise"].bit)
+ERROR_MASK = {"linux": ERRORS_LINUX, "exact": ERRORS_EXACT}
+
+
+def class_names(mask: int) -> list[str]:
+    """Names of the classes in a bit mask, in report order."""
+    return [c.name for c in CLASSES if mask & (1 << c.bit)]
+
+
+def class_mask(names: list[str] | tuple[str, ...]) -> int:
+    mask = 0
+    for name in names:
+        mask |= 1 << CLASS_BY_NAME[name].bit
+    return mask
+
+
+def class_of_bit(bit: int) -> str:
+    for c in CLASSES:
+        if c.bit == bit:
+            return c.name
+    return f"class-bit-{bit}"
+
+
+# enum cf_result_type
+RESULT_CASE = 0
+RESULT_PROGRESS = 1
+RESULT_DONE = 2
+RESULT_ERROR = 3
+RESULT_COUNT = 4
+RESULT_TYPES = ("case", "progress", "done", "error", "count")
+
+# enum cf_case_error: (name, message), by value.
+CASE_ERRORS: tuple[tuple[str, str], ...] = (
+    ("ok", "the case is well formed"),
+    ("bad-magic", "the record is not a case record (bad magic)"),
+    ("bad-kind", "unknown routine kind"),
+    ("bad-profile", "unknown profile"),
+    ("too-long", f"n is larger than the longest case ({MAX_LEN} bytes)"),
+    ("bad-offset", f"a page offset is not below the page size ({PAGE_SIZE})"),
+    ("src-unreachable", "no page boundary can put the src fault there (src_off + src_fault must be a multiple of 4096)"),
+    ("dst-unreachable", "no page boundary can put the dst fault there (dst_off + dst_fault must be a multiple of 4096)"),
+    ("kind-mismatch", "the case's kind differs from the executor's routine"),
+)
+
+
+def case_error_message(code: int) -> str:
+    if 0 <= code < len(CASE_ERRORS):
+        name, message = CASE_ERRORS[code]
+        return f"{message} ({name})"
+    return f"unknown case error {code}"
+
+
+# enum cf_reg_bit: bit -> register name.
+REG_NAMES = {**{i: f"s{i}" for i in range(12)}, 12: "sp", 13: "gp", 14: "tp", 15: "ra"}
+
+
+def reg_names(mask: int) -> list[str]:
+    return [name for bit, name in sorted(REG_NAMES.items()) if mask & (1 << bit)]
+
+
+# ---- records ----
+# (field name, struct code) in declaration order; "<" = little-endian, no padding,
+# which matches the C layout because records.h orders fields to need none.
+CASE_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("magic", "I"),
+    ("kind", "H"),
+    ("profile", "H"),
+    ("id", "Q"),
+    ("n", "Q"),
+    ("src_off", "I"),
+    ("dst_off", "I"),
+    ("src_fault", "Q"),
+    ("dst_fault", "Q"),
+    ("reserved", "2Q"),
+)
+RESULT_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("magic", "I"),
+    ("type", "H"),
+    ("signal", "H"),
+    ("id", "Q"),
+    ("classes", "I"),
+    ("errors", "I"),
+    ("ret", "Q"),
+    ("accessible", "Q"),
+    ("claimed", "Q"),
+    ("diff_off", "q"),
+    ("diff_count", "I"),
+    ("diff_want", "B"),
+    ("diff_got", "B"),
+    ("regs_bad", "H"),
+    ("reg_got", "Q"),
+    ("faults", "I"),
+    ("aux", "I"),
+    ("fault_pc", "Q"),
+    ("fault_addr", "Q"),
+    ("fixup_pc", "Q"),
+    ("dst", "Q"),
+    ("src", "Q"),
+    ("reserved", "Q"),
+)
+
+CASE_FORMAT = "<" + "".join(code for _, code in CASE_LAYOUT)
+RESULT_FORMAT = "<" + "".join(code for _, code in RESULT_LAYOUT)
+CASE_STRUCT = struct.Struct(CASE_FORMAT)
+RESULT_STRUCT = struct.Struct(RESULT_FORMAT)
+CASE_SIZE = CASE_STRUCT.size
+RESULT_SIZE = RESULT_STRUCT.size
+assert CASE_SIZE == 64 and RESULT_SIZE == 128
+
+
+def field_offsets(layout: tuple[tuple[str, str], ...]) -> dict[str, tuple[int, int]]:
+    """name -> (offset, size) as struct computes them; compared with offsetof()."""
+    out: dict[str, tuple[int, int]] = {}
+    prefix = "<"
+    for name, code in layout:
+        offset = struct.calcsize(prefix)
+        out[name] = (offset, struct.calcsize("<" + code))
+        prefix += code
+    return out
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: int
+    profile: int
+    id: int
+    n: int
+    src_off: int
+    dst_off: int
+    src_fault: int = NO_FAULT
+    dst_fault: int = NO_FAULT
+    reserved: tuple[int, int] = (0, 0)
+    magic: int = CASE_MAGIC
+
+    def pack(self) -> bytes:
+        return CASE_STRUCT.pack(
+            self.magic, self.kind, self.profile, self.id, self.n, self.src_off,
+            self.dst_off, self.src_fault, self.dst_fault, *self.reserved,
+        )
+
+    @classmethod
+    def unpack(cls, data: bytes) -> "Case":
+        (magic, kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault,
+         r0, r1) = CASE_STRUCT.unpack(data)
+        return cls(kind=kind, profile=profile, id=id_, n=n, src_off=src_off,
+                   dst_off=dst_off, src_fault=src_fault, dst_fault=dst_fault,
+                   reserved=(r0, r1), magic=magic)
+
+
+@dataclass(frozen=True)
+class Result:
+    type: int = RESULT_CASE
+    signal: int = 0
+    id: int = 0
+    classes: int = 0
+    errors: int = 0
+    ret: int = 0
+    accessible: int = 0
+    claimed: int = 0
+    diff_off: int = 0
+    diff_count: int = 0
+    diff_want: int = 0
+    diff_got: int = 0
+    regs_bad: int = 0
+    reg_got: int = 0
+    faults: int = 0
+    aux: int = 0
+    fault_pc: int = 0
+    fault_addr: int = 0
+    fixup_pc: int = 0
+    dst: int = 0
+    src: int = 0
+    reserved: int = 0
+    magic: int = RESULT_MAGIC
+
+    # Field order of the wire record (magic first); not a dataclass field (no annotation).
+    _WIRE_ORDER = tuple(name for name, _ in RESULT_LAYOUT)
+
+    def pack(self) -> bytes:
+        return RESULT_STRUCT.pack(*(getattr(self, name) for name in self._WIRE_ORDER))
+
+    @classmethod
+    def unpack(cls, data: bytes) -> "Result":
+        values = RESULT_STRUCT.unpack(data)
+        return cls(**dict(zip(cls._WIRE_ORDER, values)))
+
+    @property
+    def class_list(self) -> list[str]:
+        return class_names(self.classes)
+
+    @property
+    def error_list(self) -> list[str]:
+        return class_names(self.errors)
+
+
+# Keep the dataclasses and the layouts in step (a cheap import-time check).
+assert {f.name for f in fields(Case)} == {name for name, _ in CASE_LAYOUT}
+assert {f.name for f in fields(Result)} == {name for name, _ in RESULT_LAYOUT}

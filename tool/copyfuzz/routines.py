@@ -1,0 +1,148 @@
+"""Which routines exist: every arch/<arch>/*.S and arch/<arch>/mutants/*.S.
+
+A routine file says what it is in its header comment, one ` * copyfuzz: key=value`
+line per key within the first 40 lines:
+  symbol   the entry point the harness calls (required)
+  kind     copy | clear | memcpy (required)
+  profile  linux | exact: the contract it is held to (default linux)
+  about    one line for people
+  expect   mutants only: the classes a sweep must find (comma-separated)
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import records
+from .errors import CopyfuzzError
+
+HEADER_LINES = 40
+BUILD_DIR = "build/riscv64"
+_META = re.compile(r"^[ \t/*]*copyfuzz:\s*([A-Za-z_][\w-]*)\s*=\s*(.*?)\s*$")
+KEYS = ("symbol", "kind", "profile", "about", "expect")
+
+
+@dataclass(frozen=True)
+class Routine:
+    name: str  # path under arch/ without .S, e.g. riscv/mutants/fixup-full-size
+    path: Path
+    symbol: str
+    kind: str
+    profile: str
+    about: str = ""
+    expect: tuple[str, ...] = ()
+
+    @property
+    def is_mutant(self) -> bool:
+        return "mutants" in self.name.split("/")[1:-1]
+
+    @property
+    def arch(self) -> str:
+        return self.name.split("/", 1)[0]
+
+    @property
+    def elf(self) -> str:
+        """The executor, relative to the repository root (a make target)."""
+        return f"{BUILD_DIR}/{self.name}.elf"
+
+    @property
+    def file_stem(self) -> str:
+        """The name as one path component, for per-routine files."""
+        return self.name.replace("/", "__")
+
+
+def read_metadata(path: Path) -> dict[str, str]:
+    meta: dict[str, str] = {}
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                if lineno > HEADER_LINES:
+                    break
+                m = _META.match(line)
+                if not m:
+                    continue
+                key, value = m.group(1), m.group(2)
+                if key not in KEYS:
+                    raise CopyfuzzError(
+                        f"{path}:{lineno}: unknown copyfuzz metadata key {key!r} (known: {', '.join(KEYS)})"
+                    )
+                if key in meta:
+                    raise CopyfuzzError(f"{path}:{lineno}: copyfuzz metadata key {key!r} given twice")
+                meta[key] = value
+    except OSError as e:
+        raise CopyfuzzError(f"cannot read routine {path}: {e.strerror}") from e
+    return meta
+
+
+def load_routine(root: Path, path: Path) -> Routine:
+    name = path.relative_to(root / "arch").with_suffix("").as_posix()
+    meta = read_metadata(path)
+    where = f"{path.relative_to(root)}"
+    for key in ("symbol", "kind"):
+        if not meta.get(key):
+            raise CopyfuzzError(f"{where}: missing ' * copyfuzz: {key}=...' line in its first {HEADER_LINES} lines")
+    kind = meta["kind"]
+    if kind not in records.KINDS:
+        raise CopyfuzzError(f"{where}: kind={kind!r} is not one of {', '.join(records.KINDS)}")
+    profile = meta.get("profile") or "linux"
+    if profile not in records.PROFILES:
+        raise CopyfuzzError(f"{where}: profile={profile!r} is not one of {', '.join(records.PROFILES)}")
+    expect = tuple(e.strip() for e in meta.get("expect", "").split(",") if e.strip())
+    unknown = [e for e in expect if e not in records.CLASS_BY_NAME]
+    if unknown:
+        raise CopyfuzzError(
+            f"{where}: expect names unknown classes {', '.join(unknown)} (classes: {', '.join(records.CLASS_NAMES)})"
+        )
+    routine = Routine(name, path, meta["symbol"], kind, profile, meta.get("about", ""), expect)
+    if routine.is_mutant and not expect:
+        raise CopyfuzzError(f"{where}: a mutant needs ' * copyfuzz: expect=CLASS[,CLASS]' (what must catch it)")
+    if not routine.is_mutant and expect:
+        raise CopyfuzzError(f"{where}: expect= is for mutants (arch/<arch>/mutants/) only")
+    return routine
+
+
+def discover(root: Path) -> list[Routine]:
+    """All routines under root/arch, sorted by name (routines before their mutants)."""
+    arch = root / "arch"
+    if not arch.is_dir():
+        return []
+    paths = sorted(arch.glob("*/*.S")) + sorted(arch.glob("*/mutants/*.S"))
+    routines = [load_routine(root, p) for p in paths]
+    return sorted(routines, key=lambda r: (r.is_mutant, r.name))
+
+
+def select(routines: list[Routine], patterns: list[str]) -> list[Routine]:
+    """Routines matching any pattern (fnmatch), in discovery order, each once.
+
+    A pattern that matches nothing is an error listing close names."""
+    chosen: dict[str, Routine] = {}
+    for pattern in patterns:
+        hits = [r for r in routines if fnmatch.fnmatchcase(r.name, pattern)]
+        if not hits:
+            raise unknown_routine(pattern, routines)
+        for r in hits:
+            chosen.setdefault(r.name, r)
+    return [r for r in routines if r.name in chosen]
+
+
+def find(routines: list[Routine], name: str) -> Routine:
+    for r in routines:
+        if r.name == name:
+            return r
+    raise unknown_routine(name, routines)
+
+
+def unknown_routine(name: str, routines: list[Routine]) -> CopyfuzzError:
+    names = [r.name for r in routines]
+    close = difflib.get_close_matches(name, names, n=4, cutoff=0.5)
+    if not close:
+        # Also try by the last component: 'copy_user' for 'riscv/copy_user'.
+        close = [n for n in names if n.rsplit("/", 1)[-1] == name.rsplit("/", 1)[-1]]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see 'copyfuzz list'"
+    if not names:
+        hint = "; there are no routines under arch/"
+    return CopyfuzzError(f"unknown routine {name!r}{hint}")

@@ -1,0 +1,166 @@
+"""The one-line case spec: `ROUTINE:n=N,src_off=O,src_fault=F,dst_off=O,dst_fault=F`.
+
+It is what `sweep` prints for a reproducer and what `repro` reads, so parse(format(x))
+must give x back. Validation follows cf_case_check() in harness/cases.c: a malformed
+spec is refused here with a message instead of as an ERROR record from the executor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import records
+from .errors import CopyfuzzError
+
+KEYS = ("n", "src_off", "src_fault", "dst_off", "dst_fault")
+SRC_KEYS = ("src_off", "src_fault")
+MAX_FAULT = records.MAX_LEN + records.PAGE_SIZE  # as cf_case_check()
+
+
+class SpecError(CopyfuzzError):
+    pass
+
+
+@dataclass(frozen=True)
+class Spec:
+    routine: str
+    kind: str  # copy | clear | memcpy: decides whether src_* exist
+    n: int
+    src_off: int = 0
+    src_fault: int | None = None  # bytes from src to its first inaccessible byte
+    dst_off: int = 0
+    dst_fault: int | None = None
+
+    def to_case(self, profile: str, case_id: int = 0) -> records.Case:
+        def fault(value: int | None) -> int:
+            return records.NO_FAULT if value is None else value
+
+        return records.Case(
+            kind=records.KINDS.index(self.kind),
+            profile=records.PROFILES.index(profile),
+            id=case_id,
+            n=self.n,
+            src_off=self.src_off,
+            dst_off=self.dst_off,
+            src_fault=fault(self.src_fault),
+            dst_fault=fault(self.dst_fault),
+        )
+
+
+def split_routine(text: str) -> tuple[str, str]:
+    """'riscv/copy_user:n=3' -> ('riscv/copy_user', 'n=3'); the routine is looked up
+    before the rest is parsed, because its kind decides which keys are allowed."""
+    routine, sep, rest = text.strip().partition(":")
+    if not sep or not routine.strip():
+        raise SpecError(
+            f"malformed case spec {text!r}: expected ROUTINE:n=N[,src_off=O,src_fault=F,dst_off=O,dst_fault=F]"
+        )
+    return routine.strip(), rest
+
+
+def _parse_int(key: str, value: str) -> int:
+    v = value.strip()
+    try:
+        if v[:2].lower() == "0x" and len(v) > 2:
+            return int(v[2:], 16)
+        if v.isascii() and v.isdigit():
+            return int(v, 10)
+    except ValueError:
+        pass
+    raise SpecError(f"{key}={value!r} is not a number (decimal or 0x-hex)")
+
+
+def _parse_fault(key: str, value: str) -> int | None:
+    if value.strip().lower() == "none":
+        return None
+    return _parse_int(key, value)
+
+
+def _side(
+    side: str, given: dict[str, str]
+) -> tuple[int, int | None]:
+    """Offset and fault of one side, the offset derived from the fault if omitted."""
+    off_key, fault_key = f"{side}_off", f"{side}_fault"
+    fault = _parse_fault(fault_key, given[fault_key]) if fault_key in given else None
+    if off_key in given:
+        off = _parse_int(off_key, given[off_key])
+    elif fault is not None and fault > 0:
+        # The first inaccessible byte sits on a page boundary: the offset follows.
+        off = (-fault) % records.PAGE_SIZE
+    else:
+        off = 0
+    if off >= records.PAGE_SIZE:
+        raise SpecError(f"{off_key}={off} is not a page offset: it must be below {records.PAGE_SIZE}")
+    if fault is not None and fault > MAX_FAULT:
+        # The executor bounds positions too: one that far past the end means no fault.
+        raise SpecError(f"{fault_key}={fault} is too far: at most {MAX_FAULT}, or none")
+    if fault is not None and fault != 0 and (off + fault) % records.PAGE_SIZE != 0:
+        fitting = (-fault) % records.PAGE_SIZE
+        raise SpecError(
+            f"{fault_key}={fault} cannot happen with {off_key}={off}: faults are page-granular "
+            f"(the first inaccessible byte is always at a page boundary); "
+            f"{off_key}={fitting} makes it reachable"
+        )
+    return off, fault
+
+
+def parse_fields(routine: str, kind: str, text: str) -> Spec:
+    """Parse the part after 'ROUTINE:' for a routine of the given kind."""
+    given: dict[str, str] = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not value.strip():
+            raise SpecError(f"malformed case spec item {item!r}: expected key=value")
+        if key not in KEYS:
+            raise SpecError(f"unknown case spec key {key!r}: the keys are {', '.join(KEYS)}")
+        if key in given:
+            raise SpecError(f"case spec key {key!r} given twice")
+        given[key] = value
+    if "n" not in given:
+        raise SpecError("the case spec needs n=N (the number of bytes)")
+    if kind == "clear":
+        extra = [k for k in SRC_KEYS if k in given]
+        if extra:
+            raise SpecError(
+                f"{routine} is a clear routine: it has no source, drop {', '.join(extra)}"
+            )
+    n = _parse_int("n", given["n"])
+    if n > records.MAX_LEN:
+        raise SpecError(f"n={n} is too long: at most {records.MAX_LEN} (1 MiB)")
+    src_off, src_fault = (0, None) if kind == "clear" else _side("src", given)
+    dst_off, dst_fault = _side("dst", given)
+    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault)
+
+
+def parse(text: str, kind: str) -> Spec:
+    routine, rest = split_routine(text)
+    return parse_fields(routine, kind, rest)
+
+
+def format_spec(spec: Spec) -> str:
+    parts = [f"n={spec.n}"]
+    if spec.kind != "clear":
+        parts.append(f"src_off={spec.src_off}")
+        if spec.src_fault is not None:
+            parts.append(f"src_fault={spec.src_fault}")
+    parts.append(f"dst_off={spec.dst_off}")
+    if spec.dst_fault is not None:
+        parts.append(f"dst_fault={spec.dst_fault}")
+    return f"{spec.routine}:{','.join(parts)}"
+
+
+def from_case(routine: str, case: records.Case) -> Spec:
+    """The spec of a case record from the executor (e.g. a sweep reproducer)."""
+    kind = records.KINDS[case.kind] if case.kind < len(records.KINDS) else "copy"
+
+    def fault(value: int) -> int | None:
+        return None if value == records.NO_FAULT else value
+
+    if kind == "clear":
+        return Spec(routine, kind, case.n, 0, None, case.dst_off, fault(case.dst_fault))
+    return Spec(routine, kind, case.n, case.src_off, fault(case.src_fault),
+                case.dst_off, fault(case.dst_fault))
