@@ -43,7 +43,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 TFLAGS  := $(ARCH_FLAGS) -std=c11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
            -fno-stack-protector -fno-tree-loop-distribute-patterns -mcmodel=medany \
            -mno-relax -Iharness -Iref
-ASFLAGS_ROUTINE := $(ARCH_FLAGS) -g -Iarch/$(ARCH)/include $(ROUTINE_DEFS)
+ASFLAGS_ROUTINE := -Iarch/$(ARCH)/include
 
 HARNESS_C := harness/executor.c harness/arena.c harness/cases.c harness/extable.c \
              harness/trap.c harness/util.c harness/libc.c ref/ref.c
@@ -55,7 +55,6 @@ HEADERS := $(wildcard harness/*.h ref/*.h)
 ROUTINE_SRCS := $(sort $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/mutants/*.S))
 routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
-kind_macro    = CF_KIND_$(shell echo $(1) | tr a-z A-Z)
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
 .PHONY: all deps check test-c test-py clean list-executors
@@ -80,28 +79,53 @@ $(BUILD)/harness.o: $(HARNESS_OBJS)
 	  --localize-symbol=memmove --localize-symbol=memcmp $@.tmp $@
 	$(Q)rm -f $@.tmp
 
-# $(1) = source .S
+# Link one executor: $(1) source .S, $(2) output .elf, $(3) routine name,
+# $(4) entry symbol, $(5) kind (copy|clear|memcpy), $(6) assembler flags.
+# Expanded inside $(eval): hence the doubled dollars.
+define EXECUTOR_RECIPE
+	@mkdir -p $$(@D)
+	$(Q)$(CC) $(ARCH_FLAGS) -g $(6) -c $(1) -o $(2).routine.o
+	$(Q)$(OBJCOPY) --rename-section .text=cf_target_text \
+	  --rename-section .fixup=cf_target_fixup $(2).routine.o
+	$(Q)$(NM) $(2).routine.o | grep -q ' [TtW] $(4)$$$$' || \
+	  { echo "$(1): symbol '$(4)' is not defined there" >&2; rm -f $(2).routine.o; exit 2; }
+	$(Q)fmt=$$$$(sh harness/extable-format.sh $(READELF) $(2).routine.o) && \
+	$(CC) $(TFLAGS) -DCF_TARGET_NAME='"$(3)"' -DCF_TARGET_SYMBOL=$(4) \
+	  -DCF_TARGET_KIND=CF_KIND_$(shell echo $(5) | tr a-z A-Z) \
+	  -DCF_TARGET_EXTABLE=$$$$fmt -c harness/target.c -o $(2).target.o
+	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -static -no-pie -Wl,--no-relax -o $(2) \
+	  $(BUILD)/harness.o $(2).target.o $(2).routine.o $(LIBGCC)
+	$(Q)rm -f $(2).routine.o $(2).target.o
+endef
+
+# Bundled routines: metadata from their header lines; includes from arch/.
 define ROUTINE_RULES
 $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(BUILD)/harness.o harness/target.c harness/target.h \
 		harness/extable-format.sh $(wildcard arch/$(ARCH)/include/*) Makefile
-	@mkdir -p $$(dir $$@)
 	@test -n "$(call routine_meta,$(1),symbol)" || \
-	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/routines.md)" >&2; exit 2; }
-	$(Q)$(CC) $(ASFLAGS_ROUTINE) -c $(1) -o $$@.routine.o
-	$(Q)$(OBJCOPY) --rename-section .text=cf_target_text \
-	  --rename-section .fixup=cf_target_fixup $$@.routine.o
-	$(Q)$(NM) $$@.routine.o | grep -q ' [TtW] $(call routine_meta,$(1),symbol)$$$$' || \
-	  { echo "$(1): symbol $(call routine_meta,$(1),symbol) is not defined there" >&2; exit 2; }
-	$(Q)fmt=$$$$(sh harness/extable-format.sh $(READELF) $$@.routine.o) && \
-	$(CC) $(TFLAGS) -DCF_TARGET_NAME='"$(call routine_name,$(1))"' \
-	  -DCF_TARGET_SYMBOL=$(call routine_meta,$(1),symbol) \
-	  -DCF_TARGET_KIND=$(call kind_macro,$(call routine_meta,$(1),kind)) \
-	  -DCF_TARGET_EXTABLE=$$$$fmt -c harness/target.c -o $$@.target.o
-	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -static -no-pie -Wl,--no-relax -o $$@ \
-	  $(BUILD)/harness.o $$@.target.o $$@.routine.o $(LIBGCC)
-	$(Q)rm -f $$@.routine.o $$@.target.o
+	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/formats.md)" >&2; exit 2; }
+	$(call EXECUTOR_RECIPE,$(1),$$@,$(call routine_name,$(1)),$(call routine_meta,$(1),symbol),$(call routine_meta,$(1),kind),$(ASFLAGS_ROUTINE))
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
+
+# A kernel-style file checked as it is (copyfuzz check): the compat include
+# tree stands in for the kernel's headers. Always rebuilt: its own includes
+# are not tracked, and a build takes a fraction of a second.
+#   make check-executor CHECK_SRC=path/uaccess.S CHECK_SYMBOL=sym CHECK_KIND=copy \
+#        CHECK_OUT=build/... [CHECK_DEFS="-DCONFIG_X=1"]
+COMPAT_INCLUDE := harness/compat/$(ARCH)/include
+CHECK_OUT ?= $(BUILD)/check/$(notdir $(basename $(CHECK_SRC)))-$(CHECK_SYMBOL).elf
+.PHONY: check-executor FORCE
+check-executor: $(CHECK_OUT)
+define CHECK_RULES
+$(CHECK_OUT): $(BUILD)/harness.o FORCE
+	@test -f "$(CHECK_SRC)" || { echo "$(CHECK_SRC): no such file" >&2; exit 2; }
+	$(call EXECUTOR_RECIPE,$(CHECK_SRC),$$@,$(CHECK_SRC):$(CHECK_SYMBOL),$(CHECK_SYMBOL),$(CHECK_KIND),-I$(COMPAT_INCLUDE) -I$(dir $(CHECK_SRC)) $(CHECK_DEFS))
+endef
+ifneq ($(CHECK_SRC),)
+$(eval $(CHECK_RULES))
+endif
+FORCE:
 
 # ---- native side: unit tests under ASan+UBSan, and the reference for Python ----
 HOST_FLAGS := -std=c11 -g -O1 $(WARN) -D_DEFAULT_SOURCE -DCF_HOSTED -Iharness -Iref

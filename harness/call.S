@@ -70,6 +70,7 @@ cf_call_target:
 	REG_L	a0, W(CF_CALL_ARGS + 0)(t1)
 	REG_L	a1, W(CF_CALL_ARGS + 1)(t1)
 	REG_L	a2, W(CF_CALL_ARGS + 2)(t1)
+	csrw	fflags, zero		/* the compat SUM bit starts off */
 	jalr	ra, 0(t0)
 	.globl cf_call_return
 cf_call_return:
@@ -93,6 +94,8 @@ cf_call_return:
 	REG_S	gp, W(CF_CALL_GP_OUT)(t0)
 	REG_S	tp, W(CF_CALL_TP_OUT)(t0)
 	REG_S	ra, W(CF_CALL_RA_OUT)(t0)
+	csrr	t1, fflags
+	REG_S	t1, W(CF_CALL_FFLAGS_OUT)(t0)
 	li	t1, CF_CALL_RETURNED
 	REG_S	t1, W(CF_CALL_STATUS)(t0)
 	.globl cf_call_unwind

@@ -139,8 +139,10 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	struct cf_observed o = {0};
 	o.outcome = outcome_of(call.status);
 	o.ret = call.ret;
-	if (o.outcome == CF_OUT_RETURNED)
+	if (o.outcome == CF_OUT_RETURNED) {
 		o.regs_bad = check_registers(&o.reg_got);
+		o.sum_left_on = call.fflags_out & 1;
+	}
 	o.dst = dst;
 	o.before = before;
 	o.src = src;

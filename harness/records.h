@@ -53,12 +53,13 @@ enum cf_profile {
 	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")                   \
 	X(CF_HANG, 9, "hang")                                         \
 	X(CF_REGISTER_CLOBBER, 10, "register-clobber")                \
-	X(CF_CRASH, 11, "crash")
+	X(CF_CRASH, 11, "crash")                                       \
+	X(CF_SUM_LEFT_ENABLED, 12, "sum-left-enabled")
 
 #define CF_X_BIT(e, b, s) e = 1u << (b),
 enum cf_class { CF_CLASSES(CF_X_BIT) };
 #undef CF_X_BIT
-#define CF_NUM_CLASSES 12
+#define CF_NUM_CLASSES 13
 
 /* Classes that are errors under each profile. */
 #define CF_ERRORS_EXACT ((1u << CF_NUM_CLASSES) - 1)

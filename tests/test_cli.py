@@ -17,6 +17,7 @@ from conftest import ROOT, run_cli
 
 FAKE = Path(__file__).parent / "fake_executor.py"
 MAKEFILE = "build/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
+# The fake executors are no ELF files: sweeps against them pass --no-audit.
 
 
 def _routine(root: Path, rel: str, *meta: str) -> None:
@@ -89,7 +90,7 @@ def test_bad_metadata_is_named(fake_tree: tuple[Path, dict[str, str]]) -> None:
 def test_build_failure_shows_make_output(fake_tree: tuple[Path, dict[str, str]]) -> None:
     root, env = fake_tree
     (root / "Makefile").write_text("build/riscv64/%.elf:\n\t@echo 'copy.S:12: Error: unknown opcode' >&2; exit 1\n")
-    proc = run_cli("sweep", "riscv/buggy", env=env)
+    proc = run_cli("sweep", "--no-audit", "riscv/buggy", env=env)
     assert proc.returncode == 2
     assert "build failed" in proc.stderr and "copy.S:12: Error: unknown opcode" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -120,7 +121,7 @@ def test_list_table(fake_tree: tuple[Path, dict[str, str]]) -> None:
 
 def test_sweep_clean_routine_exits_0(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
-    proc = run_cli("sweep", "riscv/clean_copy", "--findings", str(tmp_path / "f"), env=env)
+    proc = run_cli("sweep", "--no-audit", "riscv/clean_copy", "--findings", str(tmp_path / "f"), env=env)
     assert proc.returncode == 0, proc.stderr
     assert "clean" in proc.stdout
     assert not (tmp_path / "f").exists()
@@ -129,7 +130,7 @@ def test_sweep_clean_routine_exits_0(fake_tree: tuple[Path, dict[str, str]], tmp
 def test_sweep_findings_json_and_files(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
     findings = tmp_path / "found"
-    proc = run_cli("sweep", "--json", "--jobs", "3", "--findings", str(findings), env=env)
+    proc = run_cli("sweep", "--no-audit", "--json", "--jobs", "3", "--findings", str(findings), env=env)
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     assert report["profile"] is None and report["max_len"] == 256
@@ -150,7 +151,7 @@ def test_sweep_findings_json_and_files(fake_tree: tuple[Path, dict[str, str]], t
 
 def test_sweep_profile_override(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
-    proc = run_cli("sweep", "riscv/b*", "--json", "--profile", "exact", "--findings", str(tmp_path), env=env)
+    proc = run_cli("sweep", "--no-audit", "riscv/b*", "--json", "--profile", "exact", "--findings", str(tmp_path), env=env)
     report = json.loads(proc.stdout)
     assert report["profile"] == "exact"
     assert report["routines"][0]["findings"] == {"wrong-data": 22, "imprecise": 9}
@@ -158,7 +159,7 @@ def test_sweep_profile_override(fake_tree: tuple[Path, dict[str, str]], tmp_path
 
 def test_sweep_mutants(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
-    args = ["sweep", "riscv/clean_copy", "--mutants", "--findings", str(tmp_path), "--jobs", "2"]
+    args = ["sweep", "--no-audit", "riscv/clean_copy", "--mutants", "--findings", str(tmp_path), "--jobs", "2"]
     proc = run_cli(*args, "--json", env=env)
     by = {r["name"]: r for r in json.loads(proc.stdout)["routines"]}
     caught = by["riscv/mutants/caught"]
@@ -170,13 +171,13 @@ def test_sweep_mutants(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -
     assert "ESCAPED" in text.stdout and "caught" in text.stdout
     assert "riscv/mutants/caught:n=3,src_off=3,dst_off=3" in text.stdout
     # Only caught mutants and clean routines: exit 0.
-    ok = run_cli("sweep", "riscv/clean_copy", "riscv/mutants/caught", "--findings", str(tmp_path), env=env)
+    ok = run_cli("sweep", "--no-audit", "riscv/clean_copy", "riscv/mutants/caught", "--findings", str(tmp_path), env=env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
 def test_sweep_executor_crash_is_exit_2(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
-    proc = run_cli("sweep", "riscv/buggy", "--findings", str(tmp_path), env={**env, "FAKE_SCENARIO": "crash"})
+    proc = run_cli("sweep", "--no-audit", "riscv/buggy", "--findings", str(tmp_path), env={**env, "FAKE_SCENARIO": "crash"})
     assert proc.returncode == 2
     assert "exited with status 3" in proc.stderr and "internal error on purpose" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -21,7 +21,7 @@ NO_FAULT = 2**64 - 1
 COPY, CLEAR, MEMCPY = 0, 1, 2
 CLASSES = ["bad-return", "spurious-fault", "over-report", "wrong-data", "store-beyond-reported",
            "store-out-of-bounds", "no-progress", "imprecise", "unhandled-fault", "hang",
-           "register-clobber", "crash"]
+           "register-clobber", "crash", "sum-left-enabled"]
 OUTCOMES = ["returned", "unhandled-fault", "crash", "hang"]
 
 
@@ -34,7 +34,8 @@ class Case(ctypes.Structure):
 
 class Observed(ctypes.Structure):
     _fields_ = [("outcome", ctypes.c_int), ("ret", ctypes.c_uint64), ("regs_bad", ctypes.c_uint16),
-                ("reg_got", ctypes.c_uint64), ("dst", ctypes.c_void_p), ("before", ctypes.c_void_p),
+                ("reg_got", ctypes.c_uint64), ("sum_left_on", ctypes.c_int),
+                ("dst", ctypes.c_void_p), ("before", ctypes.c_void_p),
                 ("src", ctypes.c_void_p), ("lo", ctypes.c_int64), ("hi", ctypes.c_int64)]
 
 
@@ -59,7 +60,7 @@ def lib() -> ctypes.CDLL:
 
 
 def model(kind: int, profile: str, n: int, sf: int | None, df: int | None, outcome: str, ret: int,
-          dst_ptr: int, regs_bad: int, src: bytes, before: bytes, after: bytes, hi: int):
+          dst_ptr: int, regs_bad: int, sum_on: bool, src: bytes, before: bytes, after: bytes, hi: int):
     """The contract, byte by byte. before/after/src are indexed from -W (src from 0)."""
     a = n
     if kind != CLEAR and sf is not None:
@@ -69,6 +70,8 @@ def model(kind: int, profile: str, n: int, sf: int | None, df: int | None, outco
     cls: set[str] = set()
     if regs_bad:
         cls.add("register-clobber")
+    if sum_on:
+        cls.add("sum-left-enabled")
     if outcome != "returned":
         cls.add(outcome)
     claim = None
@@ -131,7 +134,7 @@ def scenarios(draw):
     return dict(kind=kind, profile=draw(st.sampled_from(["linux", "exact"])), n=n, sf=sf, df=df,
                 outcome=outcome, ret=ret, regs_bad=draw(st.sampled_from([0, 0, 0, 1 << 4])),
                 src=src, before=bytes(before), after=bytes(after), hi=hi,
-                memcpy_returns_dst=draw(st.booleans()))
+                memcpy_returns_dst=draw(st.booleans()), sum_on=draw(st.booleans()))
 
 
 @settings(max_examples=600, deadline=None)
@@ -147,16 +150,17 @@ def test_oracle_matches_model(lib, sc):
                 n=sc["n"], src_fault=NO_FAULT if sc["sf"] is None else sc["sf"],
                 dst_fault=NO_FAULT if sc["df"] is None else sc["df"])
     obs = Observed(outcome=OUTCOMES.index(sc["outcome"]), ret=ret, regs_bad=sc["regs_bad"], reg_got=7,
+                   sum_left_on=int(sc["sum_on"]),
                    dst=dst_ptr, before=ctypes.addressof(before) + W, src=ctypes.addressof(src),
                    lo=-W, hi=sc["hi"])
     res = Result()
     lib.cf_oracle(ctypes.byref(case), ctypes.byref(obs), ctypes.byref(res))
 
     a, claim, cls, errors, diffs = model(sc["kind"], sc["profile"], sc["n"], sc["sf"], sc["df"],
-                                         sc["outcome"], ret, dst_ptr, sc["regs_bad"], sc["src"],
+                                         sc["outcome"], ret, dst_ptr, sc["regs_bad"], sc["sum_on"], sc["src"],
                                          sc["before"], sc["after"], sc["hi"])
-    got = {CLASSES[b] for b in range(12) if res.classes >> b & 1}
-    got_errors = {CLASSES[b] for b in range(12) if res.errors >> b & 1}
+    got = {CLASSES[b] for b in range(len(CLASSES)) if res.classes >> b & 1}
+    got_errors = {CLASSES[b] for b in range(len(CLASSES)) if res.errors >> b & 1}
     assert got == cls
     assert got_errors == errors
     assert res.accessible == a

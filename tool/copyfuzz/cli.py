@@ -1,4 +1,4 @@
-"""The command line: `copyfuzz list | sweep | repro`.
+"""The command line: `copyfuzz list | sweep | check | audit | repro`.
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
@@ -57,30 +57,29 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="machine-readable output")
 
     sw = sub.add_parser("sweep", help="sweep routines exhaustively (and randomly) against the oracle",
-                        epilog="exit status: 0 clean (and every mutant caught), 1 findings or an "
-                               "escaped mutant, 2 bad input or build error")
+                        epilog="exit status: 0 clean (and every mutant caught), 1 findings, audit problems "
+                               "or an escaped mutant, 2 bad input or build error")
     sw.add_argument("routines", nargs="*", metavar="ROUTINE",
                     help="routine names or fnmatch patterns (default: all non-mutant routines)")
     sw.add_argument("--mutants", action="store_true", help="also sweep every mutant; each must be caught")
     sw.add_argument("--profile", choices=records.PROFILES,
                     help="contract to judge by (default: each routine's declared profile)")
-    sw.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=256, metavar="L",
-                    help="longest n of the exhaustive phase (default 256, at most 1048576)")
-    sw.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
-                    help="shortest n of the exhaustive phase (default 0)")
-    sw.add_argument("--random", type=_int_in(0, 2**63 - 1), default=0, metavar="N",
-                    help="also run N random cases")
-    sw.add_argument("--seed", type=_int_in(0, 2**64 - 1), metavar="S",
-                    help="seed of the random phase (default: a fresh one, printed)")
-    sw.add_argument("--random-max-len", type=_int_in(1, records.MAX_LEN), metavar="R",
-                    help="longest n of the random phase (default 65536)")
-    sw.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
-                    help="executor processes per routine (default: number of CPUs)")
-    sw.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
-                    help="per-case watchdog of the executor")
-    sw.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
-                    help="where reproducers are appended as JSON lines (default findings/)")
-    sw.add_argument("--json", action="store_true", help="machine-readable output")
+    _sweep_options(sw)
+
+    ck = sub.add_parser("check", help="check a kernel-style .S file as it is (build, audit, sweep)",
+                        epilog="exit status: 0 clean, 1 findings or audit problems, 2 bad input or build error")
+    ck.add_argument("file", metavar="FILE.S", help="e.g. linux/arch/riscv/lib/uaccess.S")
+    _file_options(ck)
+    ck.add_argument("--profile", choices=records.PROFILES, default="linux",
+                    help="contract to judge by (default linux)")
+    _sweep_options(ck)
+
+    au = sub.add_parser("audit", help="static audit of a routine's exception table (Capstone)",
+                        epilog="exit status: 0 no problems, 1 problems, 2 bad input or build error")
+    au.add_argument("target", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
+    _file_options(au, required=False)
+    au.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    au.add_argument("--json", action="store_true", help="machine-readable output")
 
     rp = sub.add_parser("repro", help="run one case and explain it",
                         epilog="exit status: 0 no error class, 1 an error class under the profile, "
@@ -92,7 +91,45 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
                     help="watchdog of the executor")
     rp.add_argument("--json", action="store_true", help="machine-readable output")
+    rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    _file_options(rp, required=False)
     return p
+
+
+def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """How a .S file from outside the tree is built."""
+    p.add_argument("--symbol", action="append", required=required, metavar="SYM[:KIND]",
+                   help="routine entry to check, repeatable (kind: copy, clear or memcpy)")
+    p.add_argument("--kind", choices=records.KINDS,
+                   help="kind of symbols given without one (default: guessed from the name)")
+    p.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",
+                   help="define a kernel config switch or macro (CONFIG_* are off otherwise)")
+    p.add_argument("--alternative", action="store_true",
+                   help="build ALTERNATIVE() sites with their replacement instead of the original")
+
+
+def _sweep_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--xlen", type=int, choices=(64, 32), default=64,
+                   help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
+    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=256, metavar="L",
+                   help="longest n of the exhaustive phase (default 256, at most 1048576)")
+    p.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
+                   help="shortest n of the exhaustive phase (default 0)")
+    p.add_argument("--random", type=_int_in(0, 2**63 - 1), default=0, metavar="N",
+                   help="also run N random cases")
+    p.add_argument("--seed", type=_int_in(0, 2**64 - 1), metavar="S",
+                   help="seed of the random phase (default: a fresh one, printed)")
+    p.add_argument("--random-max-len", type=_int_in(1, records.MAX_LEN), metavar="R",
+                   help="longest n of the random phase (default 65536)")
+    p.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
+                   help="executor processes per routine (default: number of CPUs)")
+    p.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
+                   help="per-case watchdog of the executor")
+    p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
+                   help="where reproducers are appended as JSON lines (default findings/)")
+    p.add_argument("--no-audit", action="store_true",
+                   help="skip the static exception-table audit that runs before the sweep")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -113,6 +150,14 @@ def main(argv: list[str] | None = None) -> int:
             from .cmd_sweep import run_sweep
 
             return run_sweep(root, args)
+        if args.command == "check":
+            from .cmd_check import run_check
+
+            return run_check(root, args)
+        if args.command == "audit":
+            from .cmd_audit import run_audit
+
+            return run_audit(root, args)
         from .cmd_repro import run_repro
 
         return run_repro(root, args)

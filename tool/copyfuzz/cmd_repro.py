@@ -7,6 +7,7 @@ Exit 1 if the case shows a class that is an error under the profile, 0 if not,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 from pathlib import Path
@@ -19,6 +20,7 @@ from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, parse_fields, split_routine
+from .targets import file_routines
 from .ui import emit, stdout_console
 
 
@@ -198,14 +200,25 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
     emit(console, table)
 
 
+def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
+    """A bundled routine, or 'path/file.S:symbol' built like `copyfuzz check` builds it."""
+    if ".S:" in name or ".s:" in name:
+        path, symbol = name.rsplit(":", 1)
+        args.symbol = [symbol]
+        return file_routines(root, path, args, args.profile or "linux")[0]
+    if args.symbol or args.define or args.alternative:
+        raise CopyfuzzError("--symbol, -D and --alternative are for FILE.S:SYMBOL specs")
+    return dataclasses.replace(find(discover(root), name), xlen=args.xlen)
+
+
 def run_repro(root: Path, args: argparse.Namespace) -> int:
     name, rest = split_routine(args.spec)
-    routine = find(discover(root), name)
+    routine = _routine(root, args, name)
     spec = parse_fields(routine.name, routine.kind, rest)
     profile = args.profile or routine.profile
-    build.build(root, [routine.elf])
-    build.check_runner()
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix())
+    build.build_routines(root, [routine])
+    build.check_runner(routine.xlen)
+    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
     info = executor.info(argv)
     with executor.Server(argv, timeout_ms=args.timeout_ms) as server:
         result = server.run(spec.to_case(profile))

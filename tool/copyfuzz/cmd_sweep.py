@@ -19,10 +19,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import build, executor, records
+from .audit import Audit, audit_routine
 from .errors import CopyfuzzError
 from .executor import Finding
 from .findings import FindingsLog
-from .routines import Routine, discover, select
+from .routines import Routine
+from .targets import bundled_routines
 from .spec import format_spec, from_case
 from .ui import emit, stderr_console, stdout_console
 
@@ -39,6 +41,11 @@ class RoutineSweep:
     reproducers: dict[str, Finding] = field(default_factory=dict)
     stderr: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
+    audit: Audit | None = None
+
+    @property
+    def audit_problems(self) -> int:
+        return len(self.audit.problems) if self.audit else 0
 
     @property
     def observed(self) -> list[str]:
@@ -85,7 +92,9 @@ class RoutineSweep:
     @property
     def failed(self) -> bool:
         """What makes the exit status 1."""
-        return not self.is_caught if self.routine.is_mutant else bool(self.findings)
+        if self.routine.is_mutant:
+            return not self.is_caught
+        return bool(self.findings) or self.audit_problems > 0
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -98,7 +107,11 @@ class RoutineSweep:
             "reproducers": {c: self.spec(c) for c in self.observed if c in self.reproducers},
             "notes": self.notes,
             "stopped": self.stopped or None,
+            "xlen": self.routine.xlen,
         }
+        if self.audit is not None:
+            audit = self.audit.to_json()
+            out["audit"] = {"summary": audit["summary"], "problems": audit["problems"]}
         if self.routine.is_mutant:
             out.update(
                 mutant=True,
@@ -120,14 +133,11 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
-    routines = discover(root)
-    if args.routines:
-        chosen = select(routines, args.routines)
-    else:
-        chosen = [r for r in routines if not r.is_mutant]
+    chosen = bundled_routines(root, args.routines, args.xlen)
     if args.mutants:
         names = {r.name for r in chosen}
-        chosen += [r for r in routines if r.is_mutant and r.name not in names]
+        chosen += [r for r in bundled_routines(root, ["*"], args.xlen)
+                   if r.is_mutant and r.name not in names]
     if not chosen:
         raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
     return chosen
@@ -159,7 +169,7 @@ def _sweep_one(
 ) -> RoutineSweep:
     profile = args.profile or routine.profile
     out = RoutineSweep(routine, profile)
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix())
+    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
     task = progress.add_task(routine.name, total=None) if progress else None
     for event in executor.sweep(argv, executor_options(args, routine, profile, seed), jobs=args.jobs):
         if isinstance(event, executor.NewReproducer):
@@ -183,8 +193,15 @@ def _sweep_one(
 def run_sweep(root: Path, args: argparse.Namespace) -> int:
     _check_args(args)
     chosen = _chosen(root, args)
-    build.build(root, [r.elf for r in chosen])
-    build.check_runner()
+    build.build_routines(root, chosen)
+    return sweep_and_report(root, args, chosen)
+
+
+def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> int:
+    """Audit, then sweep, built routines; report; the exit status."""
+    for xlen in sorted({r.xlen for r in chosen}):
+        build.check_runner(xlen)
+    audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     log = FindingsLog(args.findings)
     show_progress = not args.json and sys.stderr.isatty()
@@ -206,6 +223,8 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
                 results.append(_sweep_one(root, args, routine, seed, log, None))
     finally:
         log.close()
+    for r in results:
+        r.audit = audits.get(r.routine.name)
 
     if args.json:
         print(json.dumps(_json_report(args, seed, results), indent=2))
@@ -220,6 +239,7 @@ def _json_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep
         "max_len": args.max_len,
         "min_len": args.min_len,
         "jobs": args.jobs,
+        "xlen": args.xlen,
     }
     if args.random:
         report["random"] = {"cases": args.random, "seed": seed, "max_len": args.random_max_len or 65536}
@@ -241,21 +261,29 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
     if args.random:
         header += f", {args.random} random cases (seed {seed})"
     header += f", {args.jobs} job{'s' if args.jobs != 1 else ''}"
+    if args.xlen != 64:
+        header += f", RV{args.xlen}"
+    if getattr(args, "file", None):
+        header = f"{args.file}: {header}"
     if args.profile:
         header += f", profile {args.profile} for all"
 
     if routines:
         table = Table(title=f"sweep: {header}", title_justify="left", show_edge=False, pad_edge=False)
-        for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes"):
+        for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes", "audit"):
             table.add_column(column, justify="right" if column.startswith("cases") else "left")
         for r in routines:
             findings = _classes_cell(r.findings) or "[green]clean[/]"
             if r.findings:
                 findings = f"[red]{findings}[/]"
-            table.add_row(r.routine.name, r.routine.kind, r.profile, f"{r.cases:,}",
-                          f"{r.cases_per_s:,.0f}", findings, _classes_cell(r.notes))
+            audit = ("[dim]skipped[/]" if r.audit is None else "[green]ok[/]" if not r.audit_problems
+                     else f"[red]{r.audit_problems} problems[/]")
+            table.add_row(escape(r.routine.name), r.routine.kind, r.profile, f"{r.cases:,}",
+                          f"{r.cases_per_s:,.0f}", findings, _classes_cell(r.notes), audit)
         emit(console, table)
         for r in routines:
+            if r.audit is not None and r.audit.problems:
+                _print_audit_problems(console, r)
             if r.observed:
                 _print_classes(console, r)
                 emit(console, f"  reproducers appended to {log.path_for(r.routine)}")
@@ -285,6 +313,14 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
             emit(console, f"[dim]{r.routine.name} executor said:[/] {escape(text)}")
 
 
+def _print_audit_problems(console: Console, r: RoutineSweep) -> None:
+    assert r.audit is not None and r.audit.sym is not None
+    emit(console)
+    emit(console, f"[bold]{escape(r.routine.name)}[/]: static audit (copyfuzz audit for the listing)")
+    for p in r.audit.problems:
+        emit(console, f"  [red]audit[/] {p.addr:#x} {escape(r.audit.sym.describe(p.addr))}: {escape(p.what)}")
+
+
 def _print_classes(console: Console, r: RoutineSweep) -> None:
     emit(console)
     emit(console, f"[bold]{r.routine.name}[/] ({r.profile}): {r.cases:,} cases, {r.cases_per_s:,.0f} cases/s")
@@ -297,3 +333,6 @@ def _print_classes(console: Console, r: RoutineSweep) -> None:
         kind = "[red]error[/]" if r.is_error(cls) else "note"
         table.add_row(f"  {cls}", kind, f"{r.counts.get(cls, 0):,}", r.spec(cls) or "-")
     emit(console, table)
+    extra = " ".join(r.routine.repro_options)
+    if extra:
+        emit(console, f"  repro: ./copyfuzz repro SPEC {escape(extra)}")

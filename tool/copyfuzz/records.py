@@ -33,7 +33,7 @@ class ClassInfo(NamedTuple):
 
 # CF_CLASSES, in report order.
 CLASSES: tuple[ClassInfo, ...] = (
-    ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n], or not 0 without a fault"),
+    ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n] (memcpy: not dst)"),
     ClassInfo("spurious-fault", 1, "CF_SPURIOUS_FAULT", "reported a fault although every byte was accessible"),
     ClassInfo("over-report", 2, "CF_OVER_REPORT", "claims more bytes copied than were accessible"),
     ClassInfo("wrong-data", 3, "CF_WRONG_DATA", "a claimed byte of the destination differs from the source"),
@@ -45,6 +45,8 @@ CLASSES: tuple[ClassInfo, ...] = (
     ClassInfo("hang", 9, "CF_HANG", "did not return before the watchdog fired"),
     ClassInfo("register-clobber", 10, "CF_REGISTER_CLOBBER", "a callee-saved register or sp/gp/tp/ra was not preserved"),
     ClassInfo("crash", 11, "CF_CRASH", "died of a signal that was not a user-access fault"),
+    ClassInfo("sum-left-enabled", 12, "CF_SUM_LEFT_ENABLED",
+              "returned with user access (SR_SUM) still enabled"),
 )
 NUM_CLASSES = len(CLASSES)
 CLASS_BY_NAME = {c.name: c for c in CLASSES}

@@ -21,7 +21,6 @@ from . import records
 from .errors import CopyfuzzError
 
 HEADER_LINES = 40
-BUILD_DIR = "build/riscv64"
 _META = re.compile(r"^[ \t/*]*copyfuzz:\s*([A-Za-z_][\w-]*)\s*=\s*(.*?)\s*$")
 KEYS = ("symbol", "kind", "profile", "about", "expect")
 
@@ -35,6 +34,11 @@ class Routine:
     profile: str
     about: str = ""
     expect: tuple[str, ...] = ()
+    xlen: int = 64
+    # A file from outside the tree (copyfuzz check): its executor and make variables.
+    external_elf: str | None = None
+    make_vars: tuple[str, ...] = ()
+    build_flags: tuple[str, ...] = ()  # -D.../--alternative, for `copyfuzz repro`
 
     @property
     def is_mutant(self) -> bool:
@@ -47,12 +51,30 @@ class Routine:
     @property
     def elf(self) -> str:
         """The executor, relative to the repository root (a make target)."""
-        return f"{BUILD_DIR}/{self.name}.elf"
+        return self.external_elf or f"build/riscv{self.xlen}/{self.name}.elf"
+
+    @property
+    def make_args(self) -> list[str]:
+        """What `make` needs to build this routine's executor."""
+        if self.external_elf:
+            return [f"XLEN={self.xlen}", *self.make_vars, "check-executor"]
+        return [f"XLEN={self.xlen}", self.elf]
 
     @property
     def file_stem(self) -> str:
         """The name as one path component, for per-routine files."""
-        return self.name.replace("/", "__")
+        stem = re.sub(r"[^\w.-]+", "__", self.name).strip("_.")
+        return stem if self.xlen == 64 else f"{stem}.rv{self.xlen}"
+
+    @property
+    def repro_options(self) -> list[str]:
+        """What `copyfuzz repro SPEC` needs besides the spec to rebuild this routine."""
+        opts = list(self.build_flags)
+        if self.external_elf:
+            opts += ["--kind", self.kind]
+        if self.xlen != 64:
+            opts += ["--xlen", str(self.xlen)]
+        return opts
 
 
 def read_metadata(path: Path) -> dict[str, str]:

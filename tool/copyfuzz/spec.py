@@ -49,8 +49,9 @@ class Spec:
 
 def split_routine(text: str) -> tuple[str, str]:
     """'riscv/copy_user:n=3' -> ('riscv/copy_user', 'n=3'); the routine is looked up
-    before the rest is parsed, because its kind decides which keys are allowed."""
-    routine, sep, rest = text.strip().partition(":")
+    before the rest is parsed, because its kind decides which keys are allowed.
+    The last ':' splits: a checked file's routine is itself 'path/file.S:symbol'."""
+    routine, sep, rest = text.strip().rpartition(":")
     if not sep or not routine.strip():
         raise SpecError(
             f"malformed case spec {text!r}: expected ROUTINE:n=N[,src_off=O,src_fault=F,dst_off=O,dst_fault=F]"

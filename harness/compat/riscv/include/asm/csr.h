@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * copyfuzz compat: user mode cannot touch sstatus. The status CSR is mapped
+ * onto fflags and SR_SUM (user access enable) onto its NX bit, so a routine's
+ * `csrs CSR_STATUS, SR_SUM` still runs and still leaves a trace: the harness
+ * clears fflags before each call and reports `sum-left-enabled` if NX is set
+ * when the routine returns (a fixup that sets the bit instead of clearing it).
+ */
+#ifndef CF_COMPAT_ASM_CSR_H
+#define CF_COMPAT_ASM_CSR_H
+
+#define CF_SUM_BIT 0x1 /* fflags.NX */
+
+#define SR_SUM CF_SUM_BIT
+#define SR_PUM CF_SUM_BIT /* pre-1.10 name of the same switch */
+#define SR_FS 0
+#define SR_VS 0
+
+#define CSR_SSTATUS 0x001 /* fflags */
+#define CSR_STATUS CSR_SSTATUS
+#define CSR_MSTATUS CSR_SSTATUS
+/* Files that spell the CSR by name. */
+#define sstatus fflags
+
+#endif

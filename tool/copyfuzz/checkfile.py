@@ -1,0 +1,75 @@
+"""Routines from outside the tree: a kernel-style .S file checked as it is.
+
+`copyfuzz check path/uaccess.S --symbol SYM[:KIND]` builds the file against the
+compat include tree (harness/compat/riscv/include), which stands in for the
+kernel's headers, with CONFIG_* switches off unless given with -D.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from . import records
+from .errors import CopyfuzzError
+from .routines import Routine
+
+COMPAT_INCLUDE = "harness/compat/riscv/include"
+_DEFINE = re.compile(r"^[A-Za-z_]\w*(=.*)?$")
+
+
+def guess_kind(symbol: str) -> str:
+    """clear_user-like names are clear, memcpy-like ones memcpy, the rest copy."""
+    low = symbol.lower()
+    if "clear" in low:
+        return "clear"
+    if "memcpy" in low or "memmove" in low:
+        return "memcpy"
+    return "copy"
+
+
+def parse_symbol(text: str, default_kind: str | None) -> tuple[str, str]:
+    """'SYM' or 'SYM:KIND' -> (symbol, kind)."""
+    symbol, _, kind = text.partition(":")
+    kind = kind or default_kind or guess_kind(symbol)
+    if not re.fullmatch(r"[A-Za-z_.$][\w.$]*", symbol):
+        raise CopyfuzzError(f"--symbol {text!r}: not a symbol name")
+    if kind not in records.KINDS:
+        raise CopyfuzzError(f"--symbol {text!r}: kind must be one of {', '.join(records.KINDS)}")
+    return symbol, kind
+
+
+def check_defines(defines: list[str]) -> list[str]:
+    for d in defines:
+        if not _DEFINE.match(d):
+            raise CopyfuzzError(f"-D {d!r}: expected NAME or NAME=VALUE")
+    return defines
+
+
+def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: int,
+                     defines: list[str], alternative: bool, profile: str) -> Routine:
+    if path.suffix not in (".S", ".s"):
+        raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
+    if not path.is_file():
+        raise CopyfuzzError(f"{path}: no such file")
+    src = path.resolve()
+    flags = [f"-D{d}" for d in defines] + (["-DCF_ALTERNATIVE"] if alternative else [])
+    key = "\0".join([str(src), symbol, kind, str(xlen), *flags]).encode()
+    digest = hashlib.sha1(key).hexdigest()[:10]
+    elf = f"build/riscv{xlen}/check/{src.stem}-{symbol}-{digest}.elf"
+    make_vars = (f"CHECK_SRC={src}", f"CHECK_SYMBOL={symbol}", f"CHECK_KIND={kind}",
+                 f"CHECK_OUT={elf}", f"CHECK_DEFS={' '.join(flags)}")
+    return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
+                   about=f"{path} ({', '.join(flags) or 'no -D'})", xlen=xlen,
+                   external_elf=elf, make_vars=make_vars,
+                   build_flags=tuple([f"-D{d}" for d in defines] + (["--alternative"] if alternative else [])))
+
+
+def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
+    """An assembler error, with where the kernel's includes come from."""
+    return CopyfuzzError(
+        f"{path} does not build (the assembler's messages follow). Kernel includes "
+        f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
+        f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D",
+        details=e.details)

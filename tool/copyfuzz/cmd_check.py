@@ -1,0 +1,41 @@
+"""`copyfuzz check FILE.S --symbol SYM[:KIND]`: a kernel-style file, unmodified.
+
+Builds the file against the compat include tree, audits its exception table,
+then sweeps each symbol like `copyfuzz sweep` (same options, same JSON, same
+exit status: 0 clean, 1 findings or audit problems, 2 bad input or build error).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from . import build, executor
+from .checkfile import explain_build_failure
+from .cmd_sweep import _check_args, sweep_and_report
+from .errors import CopyfuzzError
+from .targets import file_routines
+
+
+def run_check(root: Path, args: argparse.Namespace) -> int:
+    _check_args(args)
+    path = Path(args.file)
+    routines = file_routines(root, args.file, args, args.profile)
+    try:
+        build.build_routines(root, routines)
+    except CopyfuzzError as e:
+        if "is not defined there" in e.details:
+            raise CopyfuzzError(f"{path}: " + e.details.strip().splitlines()[-1].split(": ", 1)[-1]
+                                + " (the symbols a file defines: riscv64-linux-gnu-nm FILE.o)") from e
+        raise explain_build_failure(e, path) from e
+    for r in routines:
+        if r.kind == "memcpy":
+            continue
+        info = executor.info(executor.executor_argv(root, r.elf, build.run_prefix(r.xlen)))
+        if info.get("extable") == "none":
+            raise CopyfuzzError(
+                f"{path}: {r.symbol} is a {r.kind} routine but the file has no exception table "
+                f"(__ex_table): every fault would be unhandled. Wrong symbol, or --symbol {r.symbol}:memcpy?")
+    args.mutants = False
+    args.routines = []
+    return sweep_and_report(root, args, routines)
