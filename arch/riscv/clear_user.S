@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * clear_user.S - zero user memory, word at a time, exact on faults.
  *
  * copyfuzz: symbol=__clear_user

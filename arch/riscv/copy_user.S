@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * copy_user.S - word-at-a-time user copy with exact fault semantics.
  *
  * copyfuzz: symbol=__asm_copy_to_user

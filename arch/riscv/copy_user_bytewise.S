@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * copy_user_bytewise.S - the simple baseline: one byte at a time.
  *
  * copyfuzz: symbol=__asm_copy_to_user

@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * memcpy.S - memcpy from the same core as copy_user.S, without fixups.
  *
  * copyfuzz: symbol=memcpy

@@ -254,7 +254,8 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
     # Fixup code that no entry of the file can reach (dead fixups), in a .fixup section.
     all_fixups = _walk(code, list(entries.values()))
     for addr in sorted(code):
-        if in_section(addr, FIXUP) and addr not in all_fixups and code[addr].mnemonic not in ("nop", "c.nop"):
+        padding = code[addr].mnemonic in ("nop", "c.nop") or not any(code[addr].raw)
+        if in_section(addr, FIXUP) and addr not in all_fixups and not padding:
             problems.append(Problem(addr, "fixup code no table entry can reach"))
             break  # one report per dead block is enough to point at it
     problems.sort(key=lambda p: p.addr)

@@ -24,9 +24,9 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     try:
         build.build_routines(root, routines)
     except CopyfuzzError as e:
-        if "is not defined there" in e.details:
-            raise CopyfuzzError(f"{path}: " + e.details.strip().splitlines()[-1].split(": ", 1)[-1]
-                                + " (the symbols a file defines: riscv64-linux-gnu-nm FILE.o)") from e
+        missing = [line for line in e.details.splitlines() if "is not defined there" in line]
+        if missing:
+            raise CopyfuzzError(f"{missing[0]} (list what it defines: riscv64-linux-gnu-nm on its object)") from e
         raise explain_build_failure(e, path) from e
     for r in routines:
         if r.kind == "memcpy":

@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * cf_asm.h - assembler helpers for copyfuzz's RISC-V routines.
  *
  * Include from a .S file (it is run through the C preprocessor). Everything

@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * copy_template.S - the one copy core behind copy_user.S and memcpy.S.
  *
  * Not a routine by itself: #included between CF_FUNC_START and CF_FUNC_END

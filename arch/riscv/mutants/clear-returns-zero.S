@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * clear-returns-zero.S - seeded bug: clear-returns-zero.
  *
  * copyfuzz: symbol=__clear_user

@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * clobber-s-register.S - seeded bug: clobber-s-register.
  *
  * copyfuzz: symbol=__asm_copy_to_user

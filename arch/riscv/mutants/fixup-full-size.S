@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * fixup-full-size.S - seeded bug: fixup-full-size.
  *
  * copyfuzz: symbol=__asm_copy_to_user

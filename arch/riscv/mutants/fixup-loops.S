@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * fixup-loops.S - seeded bug: fixup-loops.
  *
  * copyfuzz: symbol=__asm_copy_to_user

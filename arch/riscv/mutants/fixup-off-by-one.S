@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * fixup-off-by-one.S - seeded bug: fixup-off-by-one.
  *
  * copyfuzz: symbol=__asm_copy_to_user

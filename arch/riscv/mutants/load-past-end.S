@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * load-past-end.S - seeded bug: load-past-end.
  *
  * copyfuzz: symbol=__asm_copy_to_user

@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * no-progress-partial-word.S - seeded bug: no-progress-partial-word.
  *
  * copyfuzz: symbol=__asm_copy_to_user

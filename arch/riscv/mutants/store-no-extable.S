@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * store-no-extable.S - seeded bug: store-no-extable.
  *
  * copyfuzz: symbol=__asm_copy_to_user

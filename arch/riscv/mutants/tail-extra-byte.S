@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * tail-extra-byte.S - seeded bug: tail-extra-byte.
  *
  * copyfuzz: symbol=__asm_copy_to_user

@@ -1,5 +1,5 @@
-/* SPDX-License-Identifier: MIT */
-/*
+/* SPDX-License-Identifier: MIT
+ *
  * word-threshold-too-small.S - seeded bug: word-threshold-too-small.
  *
  * copyfuzz: symbol=__asm_copy_to_user

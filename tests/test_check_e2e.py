@@ -1,0 +1,153 @@
+"""End to end: `copyfuzz check` on our kernel-style fixtures, `audit`, and RV32.
+
+The fixtures (tests/fixtures/kernel/, our own code in the kernel's style) assemble
+unmodified against the compat include tree; their CONFIG_FIXTURE_* switches seed
+the bugs. Needs the cross toolchain and QEMU: a missing tool FAILS these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+pytestmark = pytest.mark.e2e
+
+KERNEL = ROOT / "tests" / "fixtures" / "kernel"
+OLD = str(KERNEL / "uaccess_old.S")
+NEW = str(KERNEL / "uaccess_new.S")
+MAX_LEN = "80"  # past the word loops' thresholds and an unrolled block on either XLEN
+
+
+def check(tmp_path: Path, path: str, *args: str) -> tuple[int, dict[str, Any], str]:
+    proc = run_cli("check", path, "--json", "--max-len", MAX_LEN, "--findings", str(tmp_path), *args)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    report = json.loads(proc.stdout) if proc.stdout.strip() else {}
+    return proc.returncode, report, proc.stderr
+
+
+def errors_of(report: dict[str, Any]) -> dict[str, set[str]]:
+    return {r["name"].rsplit(":", 1)[1]: set(r["findings"]) for r in report["routines"]}
+
+
+@pytest.mark.parametrize("xlen", ["64", "32"])
+@pytest.mark.parametrize("path, symbols", [
+    (OLD, ["__asm_copy_to_user", "__asm_copy_from_user", "__clear_user"]),
+    (NEW, ["__asm_copy_to_user", "__asm_copy_from_user", "__clear_user"]),
+])
+def test_clean_fixtures_are_clean_under_exact(tmp_path: Path, path: str, symbols: list[str], xlen: str) -> None:
+    args = [a for s in symbols for a in ("--symbol", s)]
+    rc, report, err = check(tmp_path, path, *args, "--profile", "exact", "--xlen", xlen)
+    assert rc == 0, (err, report)
+    assert [r["xlen"] for r in report["routines"]] == [int(xlen)] * len(symbols)
+    for r in report["routines"]:
+        assert r["findings"] == {} and r["audit"]["problems"] == [], r
+        assert r["cases"] > 0
+    # clear_user was guessed to be a clear routine, the others copies
+    assert [r["kind"] for r in report["routines"]] == ["copy", "copy", "clear"]
+
+
+@pytest.mark.parametrize("path, define, symbol, expected", [
+    (OLD, "CONFIG_FIXTURE_SUM_BUG", "__asm_copy_to_user", {"sum-left-enabled"}),
+    (OLD, "CONFIG_FIXTURE_FULL_SIZE", "__asm_copy_to_user", {"no-progress", "store-beyond-reported"}),
+    (NEW, "CONFIG_FIXTURE_MISSING_ENTRY", "__asm_copy_to_user", {"unhandled-fault"}),
+])
+def test_buggy_fixtures_are_caught(tmp_path: Path, path: str, define: str, symbol: str,
+                                   expected: set[str]) -> None:
+    rc, report, err = check(tmp_path, path, "--symbol", symbol, "-D", define)
+    assert rc == 1, err
+    assert expected <= errors_of(report)[symbol], report
+
+
+def test_missing_entry_is_flagged_by_the_audit_at_the_pc_the_sweep_faults_on(tmp_path: Path) -> None:
+    args = ["--symbol", "__asm_copy_to_user", "-D", "CONFIG_FIXTURE_MISSING_ENTRY"]
+    audit = run_cli("audit", NEW, *args, "--json")
+    assert audit.returncode == 1, audit.stderr
+    problems = json.loads(audit.stdout)["routines"][0]["problems"]
+    assert len(problems) == 1 and "has no table entry" in problems[0]["problem"], problems
+    rc, report, _ = check(tmp_path, NEW, *args)
+    spec = report["routines"][0]["reproducers"]["unhandled-fault"]
+    repro = run_cli("repro", spec, "-D", "CONFIG_FIXTURE_MISSING_ENTRY", "--json")
+    assert repro.returncode == 1, repro.stderr
+    assert int(problems[0]["address"], 16) == json.loads(repro.stdout)["fault"]["pc"]
+
+
+def test_rv32_only_shift_bug(tmp_path: Path) -> None:
+    args = ["--symbol", "__asm_copy_to_user", "-D", "CONFIG_FIXTURE_RV32_SHIFT", "--profile", "exact"]
+    rc64, report64, err64 = check(tmp_path / "64", NEW, *args, "--xlen", "64")
+    assert rc64 == 0, (err64, report64)
+    rc32, report32, err32 = check(tmp_path / "32", NEW, *args, "--xlen", "32")
+    assert rc32 == 1, err32
+    assert "wrong-data" in errors_of(report32)["__asm_copy_to_user"]
+
+
+def test_bundled_routines_audit_clean_and_mutant_flagged() -> None:
+    for name in ("riscv/copy_user", "riscv/copy_user_bytewise", "riscv/clear_user", "riscv/memcpy"):
+        proc = run_cli("audit", name)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "audit: no problems" in proc.stdout
+    proc = run_cli("audit", "riscv/mutants/store-no-extable", "--json")
+    assert proc.returncode == 1
+    a = json.loads(proc.stdout)["routines"][0]
+    assert a["summary"]["uncovered"] == 1 and a["extable"] == "rel"
+    listing = {row["address"]: row for row in a["listing"]}
+    assert listing[a["problems"][0]["address"]]["insn"].startswith("sb ")
+
+
+def test_bundled_routines_on_rv32(tmp_path: Path) -> None:
+    proc = run_cli("sweep", "--xlen", "32", "--mutants", "--max-len", "128", "--json",
+                   "--findings", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    report = json.loads(proc.stdout)
+    for r in report["routines"]:
+        assert r["xlen"] == 32
+        if r.get("mutant"):
+            assert r["caught"], r
+        else:
+            assert r["findings"] == {} and r["audit"]["problems"] == [], r
+
+
+# ---- bad input: clear messages, exit 2 ----
+
+def test_assembler_error_shows_the_assembler_and_the_compat_tree(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.S"
+    bad.write_text("#include <asm/asm.h>\n\t.text\n\t.globl f\nf:\n\tnot_an_insn a0, a1\n\tret\n")
+    proc = run_cli("check", str(bad), "--symbol", "f")
+    assert proc.returncode == 2
+    assert "broken.S:5: Error" in proc.stderr and "not_an_insn" in proc.stderr
+    assert "harness/compat/riscv/include" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_symbol_and_missing_table(tmp_path: Path) -> None:
+    src = tmp_path / "notable.S"
+    src.write_text("\t.text\n\t.globl f\nf:\n\tli a0, 0\n\tret\n")
+    proc = run_cli("check", str(src), "--symbol", "nope")
+    assert proc.returncode == 2 and "'nope' is not defined" in proc.stderr, proc.stderr
+    proc = run_cli("check", str(src), "--symbol", "f:copy")
+    assert proc.returncode == 2 and "no exception table" in proc.stderr, proc.stderr
+    proc = run_cli("check", str(tmp_path / "absent.S"), "--symbol", "f")
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    proc = run_cli("check", str(src), "--symbol", "f", "-D", "9bad")
+    assert proc.returncode == 2 and "NAME or NAME=VALUE" in proc.stderr
+
+
+def test_compat_tree_builds_every_fixture_switch_on_both_xlens() -> None:
+    """Every CONFIG switch of every fixture assembles for RV64 and RV32."""
+    for path in (OLD, NEW):
+        switches = sorted({line.split()[1] for line in Path(path).read_text().splitlines()
+                           if line.startswith(("#ifdef CONFIG_FIXTURE", "#ifndef CONFIG_FIXTURE"))})
+        assert switches, f"{path} seeds no bugs"
+        for define in [None, *switches]:
+            for march, mabi in (("rv64gc", "lp64d"), ("rv32gc", "ilp32d")):
+                cmd = ["riscv64-linux-gnu-gcc", f"-march={march}", f"-mabi={mabi}",
+                       f"-I{ROOT / 'harness/compat/riscv/include'}", "-c", path, "-o", "/dev/null"]
+                if define:
+                    cmd.insert(1, f"-D{define}")
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                assert proc.returncode == 0, (cmd, proc.stderr)
