@@ -57,8 +57,8 @@ routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
-.PHONY: all deps check test-c test-py clean list-executors
-all: $(EXECUTORS)
+.PHONY: all deps check test-c test-py clean list-executors plugin
+all: $(EXECUTORS) $(PLUGIN)
 
 list-executors:
 	@echo $(EXECUTORS)
@@ -135,6 +135,13 @@ HOST_SRCS  := ref/ref.c harness/cases.c harness/arena.c harness/extable.c
 $(O)/host/test_ref: ref/test/test_ref.c $(HOST_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(HOST_FLAGS) $(SAN_FLAGS) -o $@ ref/test/test_ref.c $(HOST_SRCS)
+
+# The QEMU TCG plugin (a host shared object loaded by qemu-riscv64 -plugin).
+PLUGIN := $(O)/host/cfplugin.so
+$(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $@ plugin/cfplugin.c
+plugin: $(PLUGIN)
 
 $(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)

@@ -12,6 +12,7 @@
 #include "call.h"
 #include "cases.h"
 #include "records.h"
+#include "plugin_abi.h"
 #include "ref.h"
 #include "sys.h"
 #include "target.h"
@@ -26,6 +27,7 @@
 static struct cf_arena src_arena, dst_arena;
 static uint8_t *dst_before; /* pristine copy of the dst window */
 static struct cf_call call;
+static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin */
 
 static __attribute__((noreturn)) void usage(const char *why)
 {
@@ -33,7 +35,8 @@ static __attribute__((noreturn)) void usage(const char *why)
 	cf_err(why);
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
-	       " [--shard I/K] [--stop-mask MASK] [--max-hangs H] [--timeout-ms T] [--bare]\n");
+	       " [--shard I/K] [--stop-mask MASK] [--max-hangs H] [--timeout-ms T] [--bare]\n"
+	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N)\n");
 	cf_exit(2);
 }
 
@@ -43,6 +46,23 @@ static __attribute__((noreturn)) void fail(const char *why)
 	cf_err(why);
 	cf_err("\n");
 	cf_exit(3);
+}
+
+/* Map the plugin's memory and tell it where the routine's code is. */
+static void attach_plugin(uint64_t fd)
+{
+	plugin = cf_mmap_shared_fd((int)fd, sizeof(*plugin));
+	if (!plugin)
+		fail("--plugin-fd: cannot map the plugin's shared memory");
+	if (plugin->plugin_ready != CF_PLUGIN_MAGIC)
+		fail("--plugin-fd: the QEMU plugin is not loaded on that fd "
+		     "(run under qemu-riscv64 -plugin cfplugin.so,fd=N)");
+	plugin->magic = CF_PLUGIN_MAGIC;
+	plugin->version = CF_PLUGIN_VERSION;
+	plugin->fixup_lo = (uintptr_t)cf_target.fixup_start;
+	plugin->fixup_hi = (uintptr_t)cf_target.fixup_end;
+	plugin->code_hi = (uintptr_t)cf_target.text_end;
+	plugin->code_lo = (uintptr_t)cf_target.text_start; /* last: arms the plugin */
 }
 
 static void setup(uint32_t timeout_ms)
@@ -58,7 +78,8 @@ static void setup(uint32_t timeout_ms)
 		fail("cannot make the source read-only");
 	for (int i = 0; i < 12; i++)
 		call.s_in[i] = (uintptr_t)(0xc0ffee005eed0000ull | (uint64_t)(i + 1) * 0x0101u);
-	if (cf_trap_init(&cf_target.table, timeout_ms))
+	if (cf_trap_init(&cf_target.table, timeout_ms, plugin ? plugin->extable_hits : 0,
+			 plugin ? CF_EXTABLE_SLOTS : 0))
 		fail("cannot install signal handlers");
 }
 
@@ -125,6 +146,21 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 		call.args[1] = (uintptr_t)src;
 		call.args[2] = (uintptr_t)c->n;
 	}
+	uint8_t stack_mark;
+	if (plugin) {
+		/* The windows the routine may touch; the counters start at zero. */
+		plugin->src_lo = (uintptr_t)src;
+		plugin->src_hi = src ? (uintptr_t)src + c->n : 0;
+		plugin->dst_lo = (uintptr_t)dst;
+		plugin->dst_hi = (uintptr_t)dst + c->n;
+		plugin->stack_hi = (uintptr_t)&stack_mark;
+		plugin->stack_lo = (uintptr_t)&stack_mark - 65536;
+		plugin->now = (struct cf_plugin_case){0};
+		uint64_t *edges = (uint64_t *)plugin->edges;
+		for (size_t i = 0; i < CF_COV_MAP_SIZE / 8; i++)
+			edges[i] = 0;
+		plugin->seq++;
+	}
 	call.status = CF_CALL_RUNNING;
 	call.seq++;
 	call.faults = call.signal = 0;
@@ -151,6 +187,14 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	o.lo = dst <= dst_arena.acc_end ? -(int64_t)CF_CANARY_LEN : 0;
 	o.hi = (int64_t)(c->n + CF_CANARY_LEN < readable ? c->n + CF_CANARY_LEN : readable);
 	cf_oracle(c, &o, r);
+	if (plugin) {
+		plugin->cases++;
+		uint64_t viol = plugin->now.viol;
+		r->classes |= (viol & CF_VIOL_STORE_OOB ? CF_STORE_OUT_OF_BOUNDS : 0) |
+			      (viol & CF_VIOL_LOAD_OOB ? CF_LOAD_OUT_OF_BOUNDS : 0) |
+			      (viol & CF_VIOL_OVERREAD ? CF_ALIGNED_OVERREAD : 0);
+		r->errors = r->classes & cf_profile_errors(c->profile);
+	}
 
 	r->signal = (uint16_t)call.signal;
 	r->faults = call.faults;
@@ -323,6 +367,7 @@ int main(int argc, char **argv)
 		usage("no mode given");
 	const char *mode = argv[1];
 	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
+	int64_t plugin_fd = -1;
 	struct sweep_opts so = {0};
 	so.cfg.kind = cf_target.kind;
 	so.cfg.profile = CF_PROFILE_LINUX;
@@ -348,6 +393,8 @@ int main(int argc, char **argv)
 			so.stop_mask = need_u64(o, v), i++;
 		else if (cf_streq(o, "--max-hangs"))
 			so.max_hangs = need_u64(o, v), i++;
+		else if (cf_streq(o, "--plugin-fd"))
+			plugin_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--bare"))
 			bare = 1;
 		else if (cf_streq(o, "--shard"))
@@ -366,6 +413,8 @@ int main(int argc, char **argv)
 		mode_info();
 		return 0;
 	}
+	if (plugin_fd >= 0)
+		attach_plugin((uint64_t)plugin_fd);
 	if (cf_streq(mode, "serve")) {
 		setup((uint32_t)timeout_ms);
 		mode_serve();

@@ -45,14 +45,17 @@ void cf_extable_entry(const struct cf_extable *t, size_t i, uintptr_t *insn, uin
  * A linear scan: tables hold tens of entries, a fault costs far more than
  * the scan, and unsorted tables (several .S files, .fixup sections) work.
  */
-uintptr_t cf_extable_lookup(const struct cf_extable *t, uintptr_t pc)
+uintptr_t cf_extable_lookup(const struct cf_extable *t, uintptr_t pc, size_t *index)
 {
 	size_t n = cf_extable_entries(t);
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t insn, fixup;
 		cf_extable_entry(t, i, &insn, &fixup);
-		if (insn == pc)
+		if (insn == pc) {
+			if (index)
+				*index = i;
 			return fixup;
+		}
 	}
 	return 0;
 }

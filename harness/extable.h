@@ -30,7 +30,8 @@ struct cf_extable {
 size_t cf_extable_entries(const struct cf_extable *t);
 /* Entry i's instruction and fixup addresses. */
 void cf_extable_entry(const struct cf_extable *t, size_t i, uintptr_t *insn, uintptr_t *fixup);
-/* The fixup for a faulting pc, or 0 when the table has no entry for it. */
-uintptr_t cf_extable_lookup(const struct cf_extable *t, uintptr_t pc);
+/* The fixup for a faulting pc, or 0 when the table has no entry for it;
+ * *index (if not NULL) receives the entry's index. */
+uintptr_t cf_extable_lookup(const struct cf_extable *t, uintptr_t pc, size_t *index);
 
 #endif /* CF_EXTABLE_H */

@@ -81,6 +81,13 @@ static inline int cf_mprotect(void *addr, size_t len, int prot)
 	return (int)cf_syscall3(CF_NR_mprotect, addr, len, prot);
 }
 
+/* Map len bytes of an inherited fd shared with others (the plugin's memfd). */
+static inline void *cf_mmap_shared_fd(int fd, size_t len)
+{
+	long r = cf_syscall6(CF_NR_mmap, 0, (long)len, CF_PROT_RW, 0x01 /* SHARED */, fd, 0);
+	return (r < 0 && r > -4096) ? NULL : (void *)r;
+}
+
 static inline int cf_munmap(void *addr, size_t len)
 {
 	return (int)cf_syscall3(CF_NR_munmap, addr, len, 0);

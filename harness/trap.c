@@ -48,6 +48,8 @@ _Static_assert(__builtin_offsetof(struct k_ucontext, gregs) == (sizeof(long) == 
 struct cf_call *volatile cf_active_call;
 
 static const struct cf_extable *trap_table;
+static uint64_t *trap_hits;
+static size_t trap_hit_slots;
 static uint8_t alt_stack[64 * 1024] __attribute__((aligned(16)));
 
 static int in_trampoline(uintptr_t pc)
@@ -92,7 +94,8 @@ static void on_sync_signal(int sig, void *si_, void *uc_)
 		abandon(uc, c, CF_CALL_CRASHED);
 		return;
 	}
-	uintptr_t fixup = cf_extable_lookup(trap_table, pc);
+	size_t entry = 0;
+	uintptr_t fixup = cf_extable_lookup(trap_table, pc, &entry);
 	if (!fixup) {
 		c->signal = (uint32_t)sig;
 		abandon(uc, c, CF_CALL_UNHANDLED);
@@ -100,6 +103,8 @@ static void on_sync_signal(int sig, void *si_, void *uc_)
 	}
 	if (c->faults == 1)
 		c->fixup_pc = fixup;
+	if (trap_hits && entry < trap_hit_slots)
+		trap_hits[entry]++;
 	if (c->faults > CF_FAULT_LOOP_LIMIT) {
 		abandon(uc, c, CF_CALL_HUNG);
 		return;
@@ -135,9 +140,12 @@ static int set_handler(int sig, void (*fn)(int, void *, void *), unsigned long f
 	return (int)cf_syscall6(CF_NR_rt_sigaction, sig, (long)&sa, 0, 8, 0, 0);
 }
 
-int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms)
+int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms,
+		 uint64_t *extable_hits, size_t hit_slots)
 {
 	trap_table = table;
+	trap_hits = extable_hits;
+	trap_hit_slots = hit_slots;
 	struct k_stack ss = {alt_stack, 0, sizeof(alt_stack)};
 	if (cf_syscall3(CF_NR_sigaltstack, &ss, 0, 0) != 0)
 		return -1;

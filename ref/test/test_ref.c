@@ -317,15 +317,16 @@ static void test_extable(void)
 	rel[1].fixup = (int32_t)((intptr_t)&code[44] - (intptr_t)&rel[1].fixup);
 	struct cf_extable t = {CF_EXTABLE_REL, (const uint8_t *)rel, (const uint8_t *)(rel + 2)};
 	CHECK(cf_extable_entries(&t) == 2, "rel entries");
-	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[12]) == (uintptr_t)&code[44], "rel lookup");
-	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[10]) == 0, "rel miss");
+	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[12], NULL) == (uintptr_t)&code[44], "rel lookup");
+	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[10], NULL) == 0, "rel miss");
 	uintptr_t abs[4] = {(uintptr_t)&code[4], (uintptr_t)&code[32], (uintptr_t)&code[16],
 			    (uintptr_t)&code[48]};
 	struct cf_extable u = {CF_EXTABLE_ABS, (const uint8_t *)abs, (const uint8_t *)(abs + 4)};
 	CHECK(cf_extable_entries(&u) == 2, "abs entries");
-	CHECK(cf_extable_lookup(&u, (uintptr_t)&code[16]) == (uintptr_t)&code[48], "abs lookup");
+	size_t idx = 99;
+	CHECK(cf_extable_lookup(&u, (uintptr_t)&code[16], &idx) == (uintptr_t)&code[48] && idx == 1, "abs lookup");
 	struct cf_extable none = {CF_EXTABLE_NONE, 0, 0};
-	CHECK(cf_extable_lookup(&none, (uintptr_t)&code[16]) == 0, "no table");
+	CHECK(cf_extable_lookup(&none, (uintptr_t)&code[16], NULL) == 0, "no table");
 }
 
 int main(void)

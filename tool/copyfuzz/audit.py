@@ -79,6 +79,7 @@ class Audit:
     entries: dict[int, int]  # insn -> fixup
     problems: list[Problem] = field(default_factory=list)
     sym: Symbolizer | None = None
+    table: list[tuple[int, int]] = field(default_factory=list)  # (insn, fixup) in table order
 
     def accesses(self, which: str) -> list[Insn]:
         return [i for i in self.listing if i.access == which]
@@ -260,7 +261,7 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
             break  # one report per dead block is enough to point at it
     problems.sort(key=lambda p: p.addr)
     sym = Symbolizer(elf_path, prefer=(symbol,))
-    return Audit(name, symbol, kind, table_format, listing, entries, problems, sym)
+    return Audit(name, symbol, kind, table_format, listing, entries, problems, sym, entries_list)
 
 
 def audit_routine(root: Path, routine: "Routine") -> Audit:

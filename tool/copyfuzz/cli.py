@@ -1,4 +1,4 @@
-"""The command line: `copyfuzz list | sweep | check | audit | repro`.
+"""The command line: `copyfuzz list | sweep | check | audit | bench | cov | repro`.
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
@@ -81,6 +81,36 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     au.add_argument("--json", action="store_true", help="machine-readable output")
 
+    bn = sub.add_parser("bench", help="instructions per byte, accesses and speed of a routine (QEMU plugin)",
+                        epilog="exit status: 0 measured, 2 bad input, build error or a case that is not clean")
+    bn.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
+    bn.add_argument("--vs", metavar="ROUTINE2", help="a second routine, measured side by side; adds ratios")
+    bn.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
+    _file_options(bn, required=False)
+    bn.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    bn.add_argument("--sizes", type=_size_list, metavar="N,N,...", help="large sizes (default 8192,16384,32768)")
+    bn.add_argument("--reps", type=_int_in(1, 1_000_000), default=200, metavar="R",
+                    help="repetitions per cell for the wall clock (default 200)")
+    bn.add_argument("--no-small", action="store_true", help="skip the small sizes 1..256")
+    bn.add_argument("--no-mix", action="store_true", help="skip the workload mix")
+    out = bn.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="machine-readable output")
+    out.add_argument("--csv", action="store_true", help="one CSV row per cell")
+    bn.add_argument("--plot", metavar="FILE.png|svg", help="also draw instructions per byte (matplotlib)")
+
+    cv = sub.add_parser("cov", help="per-instruction execution counts of a routine (QEMU plugin), terminal and HTML")
+    cv.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
+    cv.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
+    _file_options(cv, required=False)
+    cv.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    src = cv.add_mutually_exclusive_group()
+    src.add_argument("--sweep", action="store_true", help="run the exhaustive sweep (the default)")
+    src.add_argument("--corpus", metavar="DIR", help="run the cases in DIR (case records or spec lines)")
+    cv.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=64, metavar="L",
+                    help="longest n of the sweep (default 64)")
+    cv.add_argument("--html", metavar="FILE", help="also write the listing as one HTML file")
+    cv.add_argument("--json", action="store_true", help="machine-readable output")
+
     rp = sub.add_parser("repro", help="run one case and explain it",
                         epilog="exit status: 0 no error class, 1 an error class under the profile, "
                                "2 bad input or build error")
@@ -94,6 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     _file_options(rp, required=False)
     return p
+
+
+def _size_list(text: str) -> list[int]:
+    try:
+        sizes = [int(x, 0) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 8192,16384, not {text!r}") from None
+    if not sizes or any(not 1 <= n <= records.MAX_LEN for n in sizes):
+        raise argparse.ArgumentTypeError(f"sizes must be 1..{records.MAX_LEN}")
+    return sizes
 
 
 def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -127,6 +167,9 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="per-case watchdog of the executor")
     p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
                    help="where reproducers are appended as JSON lines (default findings/)")
+    p.add_argument("--memcheck", action="store_true",
+                   help="run under the QEMU plugin: every load and store checked against the windows "
+                        "(adds load-out-of-bounds, aligned-overread; sees over-reads guard pages miss)")
     p.add_argument("--no-audit", action="store_true",
                    help="skip the static exception-table audit that runs before the sweep")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -154,6 +197,14 @@ def main(argv: list[str] | None = None) -> int:
             from .cmd_check import run_check
 
             return run_check(root, args)
+        if args.command == "bench":
+            from .cmd_bench import run_bench
+
+            return run_bench(root, args)
+        if args.command == "cov":
+            from .cmd_cov import run_cov
+
+            return run_cov(root, args)
         if args.command == "audit":
             from .cmd_audit import run_audit
 

@@ -12,10 +12,11 @@ import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import build, executor, records
@@ -23,6 +24,7 @@ from .audit import Audit, audit_routine
 from .errors import CopyfuzzError
 from .executor import Finding
 from .findings import FindingsLog
+from .plugin import PluginMemory
 from .routines import Routine
 from .targets import bundled_routines
 from .spec import format_spec, from_case
@@ -42,6 +44,7 @@ class RoutineSweep:
     stderr: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
     audit: Audit | None = None
+    memcheck: bool = False
 
     @property
     def audit_problems(self) -> int:
@@ -108,6 +111,7 @@ class RoutineSweep:
             "notes": self.notes,
             "stopped": self.stopped or None,
             "xlen": self.routine.xlen,
+            "memcheck": self.memcheck,
         }
         if self.audit is not None:
             audit = self.audit.to_json()
@@ -171,10 +175,30 @@ def _sweep_one(
     out = RoutineSweep(routine, profile)
     argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
     task = progress.add_task(routine.name, total=None) if progress else None
-    for event in executor.sweep(argv, executor_options(args, routine, profile, seed), jobs=args.jobs):
+    plugins = ([PluginMemory(root, routine.xlen) for _ in range(args.jobs)]
+               if uses_memcheck(args, routine) else None)
+    out.memcheck = plugins is not None
+    try:
+        events = executor.sweep(argv, executor_options(args, routine, profile, seed), jobs=args.jobs,
+                                plugins=plugins)
+        return consume_events(events, out, log, progress, task)
+    finally:
+        for p in plugins or []:
+            p.close()
+
+
+def uses_memcheck(args: argparse.Namespace, routine: Routine) -> bool:
+    """--memcheck, or a mutant only the plugin can catch."""
+    return bool(getattr(args, "memcheck", False)) or "memcheck" in routine.needs
+
+
+def consume_events(events: "Iterator[object]", out: RoutineSweep, log: FindingsLog,
+                   progress: Progress | None, task: "TaskID | None") -> RoutineSweep:
+    """Fold one routine's merged sweep stream into `out`, logging reproducers first."""
+    for event in events:
         if isinstance(event, executor.NewReproducer):
             # On disk first: a sweep killed later still leaves what it found.
-            log.write(routine, profile, event.cls, event.case, event.result)
+            log.write(out.routine, out.profile, event.cls, event.case, event.result)
         elif isinstance(event, executor.Progress):
             if progress is not None and task is not None:
                 progress.update(task, completed=event.done, total=event.total or None)
@@ -197,8 +221,14 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
     return sweep_and_report(root, args, chosen)
 
 
+def build_plugin_if_needed(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> None:
+    if any(uses_memcheck(args, r) for r in chosen):
+        build.build(root, ["plugin"])
+
+
 def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> int:
     """Audit, then sweep, built routines; report; the exit status."""
+    build_plugin_if_needed(root, args, chosen)
     for xlen in sorted({r.xlen for r in chosen}):
         build.check_runner(xlen)
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
@@ -267,6 +297,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         header = f"{args.file}: {header}"
     if args.profile:
         header += f", profile {args.profile} for all"
+    if getattr(args, "memcheck", False):
+        header += ", memcheck (QEMU plugin)"
 
     if routines:
         table = Table(title=f"sweep: {header}", title_justify="left", show_edge=False, pad_edge=False)

@@ -14,10 +14,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, TYPE_CHECKING, Iterator
 
 from . import records
 from .errors import CopyfuzzError
+
+if TYPE_CHECKING:
+    from .plugin import PluginMemory
 
 MAGIC_SIZE = 4
 STDERR_KEEP = 16384  # bytes of an executor's stderr kept for messages
@@ -32,10 +35,11 @@ class ExecutorError(CopyfuzzError):
         super().__init__(message, exit_code=2, details=details)
 
 
-def _start(argv: list[str]) -> subprocess.Popen[bytes]:
+def _start(argv: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            pass_fds=pass_fds,
         )
     except OSError as e:
         raise ExecutorError(f"cannot start {' '.join(argv)}: {e.strerror}") from e
@@ -103,14 +107,16 @@ def info(argv: list[str], timeout_s: float = 60.0) -> dict[str, str]:
 class Server:
     """One `executor serve` process: send a case record, get its result record."""
 
-    def __init__(self, argv: list[str], *, timeout_ms: int | None = None, read_timeout_s: float = 60.0) -> None:
-        args = [*argv, "serve"]
+    def __init__(self, argv: list[str], *, timeout_ms: int | None = None, read_timeout_s: float = 60.0,
+                 plugin: "PluginMemory | None" = None, bare: bool = False) -> None:
+        args = [*(plugin.wrap(argv) if plugin else argv), "serve",
+                *(plugin.executor_options() if plugin else []), *(["--bare"] if bare else [])]
         if timeout_ms is not None:
             args += ["--timeout-ms", str(timeout_ms)]
         self.name = argv[-1]
         # Never give up on a case before the executor's own watchdog could have fired.
         self.read_timeout_s = max(read_timeout_s, 2 * (timeout_ms or 0) / 1000 + 30) if timeout_ms else read_timeout_s
-        self.proc = _start(args)
+        self.proc = _start(args, plugin.pass_fds if plugin else ())
         self._stderr = _StderrTail(self.proc.stderr)
 
     def __enter__(self) -> "Server":
@@ -158,6 +164,23 @@ class Server:
             _kill(self.proc)
             raise ExecutorError(f"{self.name} serve wrote something that is not a result record (magic {result.magic:#x})")
         return result
+
+    def time(self, case: records.Case, reps: int, chunk: int = 256) -> float:
+        """Seconds to run the same case reps times, sent in chunks so that neither
+        pipe fills up while the other side waits."""
+        assert self.proc.stdin is not None
+        started = time.perf_counter()
+        left = reps
+        while left:
+            k = min(chunk, left)
+            try:
+                self.proc.stdin.write(case.pack() * k)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise self._died("stopped reading cases") from None
+            self._read_exact(k * records.RESULT_SIZE)
+            left -= k
+        return time.perf_counter() - started
 
     def close(self) -> None:
         if self.proc.stdin and not self.proc.stdin.closed:
@@ -290,8 +313,10 @@ def sweep(
     *,
     jobs: int = 1,
     stall_timeout_s: float = 600.0,  # PROGRESS comes every 8192 cases; slow cases under QEMU
+    plugins: "list[PluginMemory] | None" = None,
 ) -> Iterator[Progress | NewReproducer | Finished]:
-    """Run `executor sweep OPTIONS` as `jobs` shards and merge their streams."""
+    """Run `executor sweep OPTIONS` as `jobs` shards and merge their streams; with
+    plugins (one per shard) each shard runs under the QEMU plugin (--memcheck)."""
     jobs = max(1, jobs)
     name = argv[-1]
     started = time.monotonic()
@@ -301,7 +326,10 @@ def sweep(
     try:
         for shard in range(jobs):
             shard_opts = ["--shard", f"{shard}/{jobs}"] if jobs > 1 else []
-            proc = _start([*argv, "sweep", *options, *shard_opts])
+            plugin = plugins[shard] if plugins else None
+            proc = _start([*(plugin.wrap(argv) if plugin else argv), "sweep", *options, *shard_opts,
+                           *(plugin.executor_options() if plugin else [])],
+                          plugin.pass_fds if plugin else ())
             assert proc.stdin is not None
             proc.stdin.close()
             procs.append(proc)

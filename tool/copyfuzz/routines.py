@@ -7,6 +7,7 @@ line per key within the first 40 lines:
   profile  linux | exact: the contract it is held to (default linux)
   about    one line for people
   expect   mutants only: the classes a sweep must find (comma-separated)
+  needs    mutants only: memcheck when only the plugin's memory audit can catch it
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from .errors import CopyfuzzError
 
 HEADER_LINES = 40
 _META = re.compile(r"^[ \t/*]*copyfuzz:\s*([A-Za-z_][\w-]*)\s*=\s*(.*?)\s*$")
-KEYS = ("symbol", "kind", "profile", "about", "expect")
+KEYS = ("symbol", "kind", "profile", "about", "expect", "needs")
+NEEDS = ("memcheck",)  # what a mutant needs to be caught: memcheck = the QEMU plugin
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Routine:
     profile: str
     about: str = ""
     expect: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
     xlen: int = 64
     # A file from outside the tree (copyfuzz check): its executor and make variables.
     external_elf: str | None = None
@@ -119,7 +122,10 @@ def load_routine(root: Path, path: Path) -> Routine:
         raise CopyfuzzError(
             f"{where}: expect names unknown classes {', '.join(unknown)} (classes: {', '.join(records.CLASS_NAMES)})"
         )
-    routine = Routine(name, path, meta["symbol"], kind, profile, meta.get("about", ""), expect)
+    needs = tuple(n.strip() for n in meta.get("needs", "").split(",") if n.strip())
+    if any(n not in NEEDS for n in needs):
+        raise CopyfuzzError(f"{where}: needs={meta['needs']!r}: known needs are {', '.join(NEEDS)}")
+    routine = Routine(name, path, meta["symbol"], kind, profile, meta.get("about", ""), expect, needs)
     if routine.is_mutant and not expect:
         raise CopyfuzzError(f"{where}: a mutant needs ' * copyfuzz: expect=CLASS[,CLASS]' (what must catch it)")
     if not routine.is_mutant and expect:

@@ -7,10 +7,15 @@ spec is refused here with a message instead of as an ERROR record from the execu
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from . import records
 from .errors import CopyfuzzError
+
+if TYPE_CHECKING:
+    from .routines import Routine
 
 KEYS = ("n", "src_off", "src_fault", "dst_off", "dst_fault")
 SRC_KEYS = ("src_off", "src_fault")
@@ -165,3 +170,13 @@ def from_case(routine: str, case: records.Case) -> Spec:
         return Spec(routine, kind, case.n, 0, None, case.dst_off, fault(case.dst_fault))
     return Spec(routine, kind, case.n, case.src_off, fault(case.src_fault),
                 case.dst_off, fault(case.dst_fault))
+
+
+def parse_spec_line(line: str, routine: "Routine") -> Spec:
+    """A corpus line: a full spec for this routine, or just its fields ('n=8,src_off=3')."""
+    if ":" in line:
+        name, rest = split_routine(line)
+        if name != routine.name:
+            raise SpecError(f"the spec is for {name}, not {routine.name}")
+        return parse_fields(routine.name, routine.kind, rest)
+    return parse_fields(routine.name, routine.kind, line)

@@ -207,6 +207,15 @@
 	/* 1 and 4. Byte loop: small copies, the tail, and the fixup retry. */
 .Lcopy_bytes:
 	bgeu	a0, DEND, .Lcopy_done
+#ifdef CF_MUTANT_OVERREAD_IN_PAGE
+	/* BUG overread-in-page: loads a whole word at the tail "because it stays in the page". */
+	li	t2, 4095
+	and	t1, a1, t2
+	li	t2, 4096 - SZREG
+	bgtu	t1, t2, .Loverread_done
+	UA(.Lfix_byte, REG_L t1, 0(a1))
+.Loverread_done:
+#endif
 .Lcopy_byte:
 	UA(.Lfix_byte, lbu t1, 0(a1))
 #ifdef CF_MUTANT_STORE_NO_EXTABLE

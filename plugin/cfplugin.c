@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cfplugin.c - copyfuzz's QEMU TCG plugin (QEMU 7.2 plugin API v1).
+ *
+ *   qemu-riscv64 -plugin cfplugin.so,fd=N executor ... --plugin-fd N
+ *
+ * The plugin maps the memfd N (struct cf_plugin_shm, harness/plugin_abi.h)
+ * that the guest executor maps too, and instruments only the routine under
+ * test: instructions whose address lies in [code_lo, code_hi) or
+ * [fixup_lo, fixup_hi) as the executor published them. For those it counts
+ * instructions, control transfers and edges, and checks every memory access
+ * against the windows of the current case. Everything is written straight
+ * into the shared memory, so nothing is lost when the guest dies of a signal.
+ *
+ * Debian ships no qemu-plugin.h: the few API types and functions used here
+ * are declared below (names, types and values of QEMU 7.2's API v1).
+ *
+ * Build: cc -O2 -Wall -Wextra -shared -fPIC -o cfplugin.so cfplugin.c
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "../harness/plugin_abi.h"
+
+/* ---- the subset of QEMU's plugin API (v1, QEMU 7.2) this plugin uses ---- */
+
+#define CF_EXPORT __attribute__((visibility("default")))
+
+typedef uint64_t qemu_plugin_id_t;
+typedef uint32_t qemu_plugin_meminfo_t;
+
+typedef struct qemu_info_t {
+	const char *target_name;
+	struct {
+		int min;
+		int cur;
+	} version;
+	bool system_emulation;
+	union {
+		struct {
+			int smp_vcpus;
+			int max_vcpus;
+		} system;
+	};
+} qemu_info_t;
+
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+
+enum qemu_plugin_cb_flags {
+	QEMU_PLUGIN_CB_NO_REGS = 0,
+	QEMU_PLUGIN_CB_R_REGS,
+	QEMU_PLUGIN_CB_RW_REGS,
+};
+
+enum qemu_plugin_mem_rw {
+	QEMU_PLUGIN_MEM_R = 1,
+	QEMU_PLUGIN_MEM_W,
+	QEMU_PLUGIN_MEM_RW,
+};
+
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *udata);
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+					  uint64_t vaddr, void *udata);
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn); /* v1/v2 form */
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    qemu_plugin_vcpu_udata_cb_t cb,
+					    enum qemu_plugin_cb_flags flags, void *udata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+				      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
+				      void *udata);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
+
+CF_EXPORT extern int qemu_plugin_version;
+CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+				  char **argv);
+
+/* ---- plugin state ---- */
+
+CF_EXPORT int qemu_plugin_version = 1;
+
+/* What the callbacks need about one instrumented instruction. */
+struct cf_insn {
+	uint64_t pc;
+	uint64_t size;
+	uint64_t *count; /* its insn_count slot, or sink when it has none */
+};
+
+static struct cf_plugin_shm *shm;
+static uint64_t sink;                           /* counts of instructions past the slots */
+static struct cf_insn slot_insn[CF_INSN_SLOTS]; /* udata of slotted instructions, reused */
+static int warned_abi;
+
+/* ---- run time: keep these short, they run on every routine instruction ---- */
+
+static void insn_exec(unsigned int vcpu_index, void *udata)
+{
+	const struct cf_insn *in = udata;
+	struct cf_plugin_case *c = &shm->now;
+	uint64_t pc = in->pc, last_pc = c->last_pc, last_size = c->last_size;
+
+	(void)vcpu_index;
+	c->insns++;
+	(*in->count)++;
+	/* An edge on a control transfer, or into the routine's first instruction. */
+	if (last_pc + last_size != pc || last_size == 0) {
+		uint64_t h = (last_pc * 0x9e3779b97f4a7c15ull ^ pc) * 0xbf58476d1ce4e5b9ull;
+		uint8_t *e = &shm->edges[(h >> 32) % CF_COV_MAP_SIZE];
+		uint8_t v = *e;
+
+		c->taken += last_size != 0;
+		c->edges_hit += v == 0;
+		*e = (uint8_t)(v + (v != UINT8_MAX));
+	}
+	c->last_pc = pc;
+	c->last_size = in->size;
+}
+
+/* [addr, end) lies entirely in [lo, hi); an empty window holds nothing. */
+static inline bool within(uint64_t addr, uint64_t end, uint64_t lo, uint64_t hi)
+{
+	return addr >= lo && end <= hi && end > addr;
+}
+
+static void record(struct cf_plugin_case *c, uint64_t bit, struct cf_plugin_violation *v,
+		   uint64_t pc, uint64_t addr, uint64_t size)
+{
+	if (!(c->viol & bit)) {
+		v->pc = pc;
+		v->addr = addr;
+		v->size = size;
+	}
+	c->viol |= bit;
+}
+
+static void mem_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+		       void *udata)
+{
+	const struct cf_insn *in = udata;
+	struct cf_plugin_shm *s = shm;
+	struct cf_plugin_case *c = &s->now;
+	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
+	uint64_t end = vaddr + size;
+	bool aligned = (vaddr & (size - 1)) == 0;
+
+	(void)vcpu_index;
+	c->misaligned += !aligned;
+	if (qemu_plugin_mem_is_store(info)) {
+		c->stores++;
+		c->bytes_stored += size;
+		if (!within(vaddr, end, s->dst_lo, s->dst_hi) &&
+		    !within(vaddr, end, s->stack_lo, s->stack_hi))
+			record(c, CF_VIOL_STORE_OOB, &c->store_oob, in->pc, vaddr, size);
+	} else {
+		c->loads++;
+		c->bytes_loaded += size;
+		if (within(vaddr, end, s->src_lo, s->src_hi) ||
+		    within(vaddr, end, s->stack_lo, s->stack_hi))
+			return;
+		/* A naturally aligned load sharing bytes with the source cannot
+		 * fault where the source does not: a note, not an error. */
+		if (aligned && vaddr < s->src_hi && end > s->src_lo)
+			record(c, CF_VIOL_OVERREAD, &c->overread, in->pc, vaddr, size);
+		else
+			record(c, CF_VIOL_LOAD_OOB, &c->load_oob, in->pc, vaddr, size);
+	}
+}
+
+/* ---- translation time ---- */
+
+/*
+ * Can this RISC-V instruction access data memory? Only those get a memory
+ * callback. Besides saving work, this avoids a QEMU 7.2 bug (fixed in 8.0,
+ * "plugin: fix clearing of plugin_mem_cbs before TB exit"): an instruction
+ * with memory callbacks that ends its TB (a branch, jal, ret) leaves them
+ * armed, and the next helper-made access of uninstrumented code (an AMO, a
+ * vector element, e.g. glibc's locks in printf) is then reported as that
+ * instruction's. When in doubt, say yes.
+ */
+static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+	unsigned int f3;
+
+	if (!b)
+		return true;
+	if (size == 2) {
+		f3 = b[1] >> 5;
+		switch (b[0] & 3) {
+		case 0: /* c.fld c.lw c.ld/c.flw c.fsd c.sw c.sd/c.fsw (4: Zcb) */
+			return f3 != 0;
+		case 1: /* arithmetic, c.j, c.beqz, c.bnez */
+			return false;
+		default: /* c.fldsp c.lwsp c.ldsp/c.flwsp c.fsdsp c.swsp c.sdsp/c.fswsp */
+			return f3 != 0 && f3 != 4;
+		}
+	}
+	if (size == 4) {
+		f3 = (b[1] >> 4) & 7;
+		switch (b[0] & 0x7f) {
+		case 0x03: /* LOAD */
+		case 0x07: /* LOAD-FP: also vector loads */
+		case 0x23: /* STORE */
+		case 0x27: /* STORE-FP: also vector stores */
+		case 0x2f: /* AMO, LR, SC */
+			return true;
+		case 0x0f: /* MISC-MEM: fence (no), fence.i (no), cbo.* (yes) */
+			return f3 == 2;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The udata for the instruction at pc, or NULL if it is not the routine's. */
+static struct cf_insn *describe(uint64_t pc, uint64_t size, uint64_t code_lo, uint64_t code_hi,
+				uint64_t fixup_lo, uint64_t fixup_hi)
+{
+	uint64_t slot;
+	struct cf_insn *in;
+
+	if (pc >= code_lo && pc < code_hi)
+		slot = (pc - code_lo) / 2;
+	else if (pc >= fixup_lo && pc < fixup_hi)
+		slot = (code_hi - code_lo) / 2 + (pc - fixup_lo) / 2;
+	else
+		return NULL;
+	if (slot < CF_INSN_SLOTS) {
+		/* One entry per slot, rewritten with the same values when the
+		 * code is translated again: no allocation per translation. */
+		in = &slot_insn[slot];
+		in->count = &shm->insn_count[slot];
+	} else {
+		/* Past the slots (a routine over 16 KiB): still counted and
+		 * checked, without a per-instruction count. Rare enough that a
+		 * retranslation leaking 24 bytes does not matter. */
+		in = malloc(sizeof(*in));
+		if (!in)
+			return NULL;
+		in->count = &sink;
+	}
+	in->pc = pc;
+	in->size = size;
+	return in;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	struct cf_plugin_shm *s = shm;
+	uint64_t code_lo = s->code_lo, code_hi = s->code_hi;
+	uint64_t fixup_lo = s->fixup_lo, fixup_hi = s->fixup_hi;
+	size_t n = qemu_plugin_tb_n_insns(tb);
+
+	(void)id;
+	/* The executor writes code_lo last: until then this is harness code. */
+	if (code_lo == 0 || code_hi <= code_lo)
+		return;
+	if (s->magic != CF_PLUGIN_MAGIC || s->version != CF_PLUGIN_VERSION) {
+		if (!warned_abi) {
+			warned_abi = 1;
+			fprintf(stderr,
+				"cfplugin: shared memory says magic %#x version %u, expected "
+				"%#x version %u: not instrumenting\n",
+				s->magic, s->version, CF_PLUGIN_MAGIC, CF_PLUGIN_VERSION);
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t pc = qemu_plugin_insn_vaddr(insn);
+		size_t size = qemu_plugin_insn_size(insn);
+		struct cf_insn *in = describe(pc, size, code_lo, code_hi, fixup_lo, fixup_hi);
+
+		if (!in)
+			continue;
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, insn_exec, QEMU_PLUGIN_CB_NO_REGS, in);
+		if (may_access_memory(insn, size))
+			qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, in);
+	}
+}
+
+/* ---- installation ---- */
+
+static int usage(const char *why, const char *arg)
+{
+	fprintf(stderr, "cfplugin: %s%s%s\n", why, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "cfplugin: usage: -plugin cfplugin.so,fd=N  (N: an inherited memfd of "
+			"%zu bytes, see harness/plugin_abi.h)\n",
+		sizeof(struct cf_plugin_shm));
+	return -1;
+}
+
+CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+				  char **argv)
+{
+	long fd = -1;
+	struct stat st;
+	void *p;
+
+	if (info && info->system_emulation)
+		return usage("needs user-mode QEMU (qemu-riscv64/qemu-riscv32)", NULL);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strncmp(a, "fd=", 3) == 0) {
+			char *end;
+
+			errno = 0;
+			fd = strtol(a + 3, &end, 10);
+			if (errno || end == a + 3 || *end || fd < 0 || fd > INT32_MAX)
+				return usage("bad fd", a);
+		} else {
+			return usage("unknown argument", a);
+		}
+	}
+	if (fd < 0)
+		return usage("missing fd=N", NULL);
+	if (fstat((int)fd, &st) != 0)
+		return usage("fd is not open", strerror(errno));
+	if (st.st_size < (off_t)sizeof(struct cf_plugin_shm)) {
+		fprintf(stderr, "cfplugin: fd %ld holds %lld bytes, need %zu\n", fd,
+			(long long)st.st_size, sizeof(struct cf_plugin_shm));
+		return -1;
+	}
+	p = mmap(NULL, sizeof(struct cf_plugin_shm), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd,
+		 0);
+	if (p == MAP_FAILED)
+		return usage("cannot map fd", strerror(errno));
+	shm = p;
+	/* A stale or foreign memory: refuse rather than scribble on it. */
+	if (shm->magic != 0 && (shm->magic != CF_PLUGIN_MAGIC || shm->version != CF_PLUGIN_VERSION)) {
+		fprintf(stderr, "cfplugin: fd %ld holds magic %#x version %u, expected %#x "
+				"version %u\n",
+			fd, shm->magic, shm->version, CF_PLUGIN_MAGIC, CF_PLUGIN_VERSION);
+		munmap(p, sizeof(struct cf_plugin_shm));
+		shm = NULL;
+		return -1;
+	}
+	/* Disarm: ranges left by an earlier run on a reused memfd must not get
+	 * harness code instrumented before this executor publishes its own. */
+	shm->code_lo = shm->code_hi = shm->fixup_lo = shm->fixup_hi = 0;
+	/* The fd stays open: the guest maps it too (--plugin-fd N). */
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	shm->plugin_ready = CF_PLUGIN_MAGIC;
+	return 0;
+}

@@ -1,0 +1,140 @@
+"""`copyfuzz cov ROUTINE [--sweep | --corpus DIR]`: which instructions ran, how often.
+
+Runs cases under the QEMU plugin, which counts every execution of every
+instruction of the routine (and its fixups); the executor counts every fault
+taken through each exception-table entry. The listing is Capstone's, annotated:
+execution count, the table entry and how often it was taken, never-executed
+instructions marked. In the terminal, and with --html FILE as one HTML file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from . import build, executor, records
+from .audit import Audit, audit_routine
+from .errors import CopyfuzzError
+from .plugin import PluginMemory
+from .routines import Routine
+from .spec import parse_spec_line
+from .targets import bundled_routines, file_routines
+from .ui import emit, stdout_console
+
+
+def corpus_cases(directory: Path, routine: Routine, profile: str) -> list[records.Case]:
+    """Every file under DIR: binary case records (64 bytes each) or one case spec per line."""
+    if not directory.is_dir():
+        raise CopyfuzzError(f"--corpus {directory}: not a directory")
+    cases: list[records.Case] = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if len(data) % records.CASE_SIZE == 0 and data[:4] == records.CASE_MAGIC.to_bytes(4, "little"):
+            for off in range(0, len(data), records.CASE_SIZE):
+                cases.append(records.Case.unpack(data[off:off + records.CASE_SIZE]))
+            continue
+        for lineno, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                try:
+                    cases.append(parse_spec_line(line, routine).to_case(profile))
+                except CopyfuzzError as e:
+                    raise CopyfuzzError(f"{path}:{lineno}: {e}") from e
+    if not cases:
+        raise CopyfuzzError(f"--corpus {directory}: no cases found")
+    return cases
+
+
+def collect(root: Path, routine: Routine, args: argparse.Namespace) -> tuple[dict[int, int], list[int], int]:
+    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    with PluginMemory(root, routine.xlen) as plugin:
+        if args.corpus:
+            with executor.Server(argv, plugin=plugin) as server:
+                for i, case in enumerate(corpus_cases(Path(args.corpus), routine, routine.profile)):
+                    server.run(case.__class__(**{**case.__dict__, "id": i}))
+        else:
+            opts = ["--max-len", str(args.max_len), "--profile", routine.profile]
+            for _ in executor.sweep(argv, opts, jobs=1, plugins=[plugin]):
+                pass
+        return plugin.insn_counts(), list(plugin.shm.extable_hits), plugin.shm.cases
+
+
+def report(a: Audit, counts: dict[int, int], hits: list[int], cases: int) -> dict[str, object]:
+    assert a.sym is not None
+    taken = {insn: hits[i] for i, (insn, _fixup) in enumerate(a.table) if i < len(hits)}
+    rows = []
+    for i in a.listing:
+        rows.append({"address": i.addr, "where": a.sym.describe(i.addr), "count": counts.get(i.addr, 0),
+                     "insn": f"{i.mnemonic} {i.op_str}".strip(), "bytes": i.raw.hex(),
+                     "entry": a.sym.describe(a.entries[i.addr]) if i.addr in a.entries else None,
+                     "taken": taken.get(i.addr, 0) if i.addr in a.entries else None})
+    executed = sum(1 for r in rows if r["count"])
+    entries = [r for r in rows if r["entry"] is not None]
+    return {"routine": a.name, "cases": cases, "instructions": len(rows), "executed": executed,
+            "entries": len(entries), "entries_taken": sum(1 for r in entries if r["taken"]), "listing": rows}
+
+
+def print_report(rep: dict[str, object]) -> None:
+    console = stdout_console()
+    table = Table(show_edge=False, pad_edge=False, box=None)
+    for col in ("address", "where", "count", "instruction", "exception table"):
+        table.add_column(col, justify="right" if col == "count" else "left", no_wrap=True)
+    for r in rep["listing"]:  # type: ignore[union-attr]
+        count = f"{r['count']:,}" if r["count"] else "[bold red]never[/]"
+        entry = ""
+        if r["entry"] is not None:
+            entry = f"→ {escape(r['entry'])}, taken {r['taken']:,}×" if r["taken"] else f"→ {escape(r['entry'])}, never taken"
+        table.add_row(f"{r['address']:#x}", escape(str(r["where"])), count, escape(str(r["insn"])), entry)
+    emit(console, table)
+    emit(console, f"[bold]{rep['routine']}[/]: {rep['cases']:,} cases; {rep['executed']}/{rep['instructions']} "
+                  f"instructions executed, {rep['entries_taken']}/{rep['entries']} table entries taken")
+
+
+def write_html(rep: dict[str, object], path: Path) -> None:
+    rows = rep["listing"]  # type: ignore[assignment]
+    top = max([r["count"] for r in rows] + [1])  # type: ignore[union-attr]
+    out = ["<!doctype html><meta charset=utf-8><title>copyfuzz cov: " + html.escape(str(rep["routine"])) + "</title>",
+           "<style>body{font:13px monospace;margin:2em}td,th{padding:1px 8px;text-align:left}"
+           "tr.never td{background:#fdd}td.n{text-align:right}td.e{color:#555}</style>",
+           f"<h1>{html.escape(str(rep['routine']))}</h1><p>{rep['cases']:,} cases; {rep['executed']}/"
+           f"{rep['instructions']} instructions executed; {rep['entries_taken']}/{rep['entries']} exception-table "
+           "entries taken (faulted through). Red: never executed.</p>",
+           "<table><tr><th>address<th>where<th>count<th>instruction<th>exception table</tr>"]
+    for r in rows:  # type: ignore[union-attr]
+        shade = int(255 - 120 * (r["count"] / top) ** 0.3) if r["count"] else 255
+        style = f' style="background:rgb({shade},{shade},255)"' if r["count"] else ""
+        entry = "" if r["entry"] is None else (
+            f"→ {html.escape(r['entry'])}, taken {r['taken']:,}×" if r["taken"] else f"→ {html.escape(r['entry'])}, never taken")
+        out.append(f"<tr class={'never' if not r['count'] else 'ran'}><td>{r['address']:#x}<td>{html.escape(r['where'])}"
+                   f"<td class=n{style}>{r['count']:,}<td>{html.escape(r['insn'])}<td class=e>{entry}</tr>")
+    out.append("</table>")
+    path.write_text("\n".join(out) + "\n")
+
+
+def run_cov(root: Path, args: argparse.Namespace) -> int:
+    if args.file:
+        routine = file_routines(root, args.file, args, "linux")[0]
+    else:
+        if not args.routine:
+            raise CopyfuzzError("name a routine (copyfuzz list), or --file F.S --symbol S")
+        routine = bundled_routines(root, [args.routine], args.xlen)[0]
+    build.build_routines(root, [routine])
+    build.build(root, ["plugin"])
+    build.check_runner(routine.xlen)
+    counts, hits, cases = collect(root, routine, args)
+    rep = report(audit_routine(root, routine), counts, hits, cases)
+    if args.html:
+        write_html(rep, Path(args.html))
+    if args.json:
+        print(json.dumps({**rep, "listing": [{**r, "address": f"{r['address']:#x}"} for r in rep["listing"]]},  # type: ignore[union-attr]
+                         indent=2))
+    else:
+        print_report(rep)
+        if args.html:
+            emit(stdout_console(), f"wrote {args.html}")
+    return 0
