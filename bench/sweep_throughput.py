@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Sweep throughput with and without the oracle, side by side (docs/perf.md).
 
-Runs the executor's built-in sweep for one routine on one core: checked, then
---bare (same cases, no oracle, no destination restore), alternating the order
-from run to run so drift hits both alike. Prints the medians and the ratio.
+Runs the executor's built-in sweep for one routine on one core in several modes
+over the same cases: checked (the oracle on), bare (--bare: no oracle, no
+destination restore) and memcheck (checked, under the QEMU plugin), rotating the
+order from run to run so drift hits all alike. Prints medians and ratios.
 
     bench/sweep_throughput.py [--routine riscv/copy_user] [--max-len 256] [--runs 3]
+                              [--modes checked,bare,memcheck]
 """
 from __future__ import annotations
 
@@ -25,11 +27,20 @@ ROOT = Path(__file__).resolve().parents[1]
 DONE = 2
 
 
-def run_once(cmd: list[str]) -> tuple[int, float]:
+sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz.plugin import PluginMemory  # noqa: E402  (the one ABI mirror)
+
+
+def run_once(cmd: list[str], memcheck: bool) -> tuple[int, float]:
     """Cases run and seconds taken by one sweep process."""
+    plugin = PluginMemory(ROOT) if memcheck else None
+    if plugin:
+        cmd = plugin.wrap(cmd[:cmd.index("sweep")]) + cmd[cmd.index("sweep"):] + plugin.executor_options()
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, pass_fds=plugin.pass_fds if plugin else ()).stdout
     dt = time.perf_counter() - t0
+    if plugin:
+        plugin.close()
     magic, rtype, _sig, cases = struct.unpack_from("<IHHQ", out, len(out) - 128)
     if magic != 0x31524643 or rtype != DONE:
         sys.exit("sweep output did not end with DONE")
@@ -41,41 +52,40 @@ def main() -> None:
     ap.add_argument("--routine", default="riscv/copy_user")
     ap.add_argument("--max-len", type=int, default=256)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck (comma-separated)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     elf = ROOT / "build" / "riscv64" / f"{args.routine}.elf"
-    subprocess.run(["make", "-s", str(elf.relative_to(ROOT))], cwd=ROOT, check=True)
+    subprocess.run(["make", "-s", str(elf.relative_to(ROOT)), "plugin"], cwd=ROOT, check=True)
     qemu = [] if platform.machine() == "riscv64" else [os.environ.get("QEMU", "qemu-riscv64")]
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    base = pin + qemu + [str(elf), "sweep", "--max-len", str(args.max_len), "--profile", "exact"]
-
-    checked: list[float] = []
-    bare: list[float] = []
+    # The plugin wraps [qemu, elf]; taskset stays in front.
+    base = [*pin, *qemu, str(elf), "sweep", "--max-len", str(args.max_len), "--profile", "exact"]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    times: dict[str, list[float]] = {m: [] for m in modes}
     cases = 0
     for i in range(args.runs):
-        order = [("checked", []), ("bare", ["--bare"])]
-        if i % 2:
-            order.reverse()
-        for name, extra in order:
-            n, dt = run_once(base + extra)
+        order = modes[i % len(modes):] + modes[:i % len(modes)]
+        for mode in order:
+            n, dt = run_once(base + (["--bare"] if mode == "bare" else []), mode == "memcheck")
             cases = n
-            (checked if name == "checked" else bare).append(dt)
-            print(f"run {i + 1} {name:8s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s",
-                  file=sys.stderr)
-    mc, mb = statistics.median(checked), statistics.median(bare)
-    report = {
+            times[mode].append(dt)
+            print(f"run {i + 1} {mode:9s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s", file=sys.stderr)
+    med = {m: statistics.median(t) for m, t in times.items()}
+    report: dict[str, object] = {
         "routine": args.routine, "max_len": args.max_len, "runs": args.runs, "cases": cases,
-        "checked_cases_per_s": round(cases / mc), "bare_cases_per_s": round(cases / mb),
-        "checking_overhead": round(mc / mb, 3),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.processor() or 'cpu'}",
+        **{f"{m}_cases_per_s": round(cases / med[m]) for m in modes},
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
+    if "checked" in med and "bare" in med:
+        report["checked_over_bare_time"] = round(med["checked"] / med["bare"], 3)
+    if "checked" in med and "memcheck" in med:
+        report["memcheck_over_checked_time"] = round(med["memcheck"] / med["checked"], 3)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{args.routine} L={args.max_len}: {cases} cases, median of {args.runs}: "
-              f"checked {report['checked_cases_per_s']}/s, bare {report['bare_cases_per_s']}/s, "
-              f"checked/bare time {report['checking_overhead']}")
+        print(" ".join(f"{k}={v}" for k, v in report.items()))
 
 
 if __name__ == "__main__":

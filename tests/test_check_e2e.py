@@ -151,3 +151,22 @@ def test_compat_tree_builds_every_fixture_switch_on_both_xlens() -> None:
                     cmd.insert(1, f"-D{define}")
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 assert proc.returncode == 0, (cmd, proc.stderr)
+
+
+def test_watchdog_turns_an_endless_loop_into_a_hang_and_the_run_goes_on(tmp_path: Path) -> None:
+    """No fault involved: only the timer watchdog can stop n == 5. The sweep reports
+    `hang` with the smallest such case, and after --max-hangs it stops the routine
+    rather than spending the whole run on it; cases before it were all checked."""
+    rc, report, err = check(tmp_path, str(ROOT / "tests/fixtures/watchdog/spin_copy.S"), "--symbol", "spin_copy",
+                            "--max-len", "8", "--timeout-ms", "50", "--jobs", "1", "--profile", "exact")
+    assert rc == 1, err
+    (r,) = report["routines"]
+    assert set(r["findings"]) == {"hang"}, r
+    assert r["reproducers"]["hang"].endswith(":n=5,src_off=0,dst_off=0"), r
+    assert r["stopped"] == ["max-hangs"] and r["findings"]["hang"] == 16
+    assert r["cases"] > 16, "the cases before n=5 ran and were clean"
+
+
+def test_alternative_path_builds_and_is_clean(tmp_path: Path) -> None:
+    rc, report, err = check(tmp_path, NEW, "--symbol", "__asm_copy_to_user", "--alternative", "--max-len", "40")
+    assert rc == 0, (err, report)
