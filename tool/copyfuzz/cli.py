@@ -8,6 +8,7 @@ compiler output), never as a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -185,33 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         root = repo_root()
-        if args.command == "list":
-            from .cmd_list import run_list
-
-            return run_list(root, args)
-        if args.command == "sweep":
-            from .cmd_sweep import run_sweep
-
-            return run_sweep(root, args)
-        if args.command == "check":
-            from .cmd_check import run_check
-
-            return run_check(root, args)
-        if args.command == "bench":
-            from .cmd_bench import run_bench
-
-            return run_bench(root, args)
-        if args.command == "cov":
-            from .cmd_cov import run_cov
-
-            return run_cov(root, args)
-        if args.command == "audit":
-            from .cmd_audit import run_audit
-
-            return run_audit(root, args)
-        from .cmd_repro import run_repro
-
-        return run_repro(root, args)
+        # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
+        module = importlib.import_module(f".cmd_{args.command}", __package__)
+        run: Callable[[Path, argparse.Namespace], int] = getattr(module, f"run_{args.command}")
+        return run(root, args)
     except CopyfuzzError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         if e.details:

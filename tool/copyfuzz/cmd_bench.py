@@ -91,6 +91,7 @@ def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[d
     with executor.Server(argv, bare=True) as bare:
         for i, cell in enumerate(plan):
             case = _case(cell, routine.kind, routine.profile, i)
+            bare.time(case, max(1, reps // 10))  # warm up: QEMU translates code on first use
             seconds = bare.time(case, reps)
             row: dict[str, object] = {"routine": routine.name, "group": cell.group, "n": cell.n,
                                       "src_off": cell.src_off, "dst_off": cell.dst_off,

@@ -294,14 +294,15 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
     if args.xlen != 64:
         header += f", RV{args.xlen}"
     if getattr(args, "file", None):
-        header = f"{args.file}: {header}"
+        header = f"{args.file}, {header}"
     if args.profile:
         header += f", profile {args.profile} for all"
     if getattr(args, "memcheck", False):
         header += ", memcheck (QEMU plugin)"
 
     if routines:
-        table = Table(title=f"sweep: {header}", title_justify="left", show_edge=False, pad_edge=False)
+        command = "check" if getattr(args, "file", None) else "sweep"
+        table = Table(title=f"{command}: {header}", title_justify="left", show_edge=False, pad_edge=False)
         for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes", "audit"):
             table.add_column(column, justify="right" if column.startswith("cases") else "left")
         for r in routines:
