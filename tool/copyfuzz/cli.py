@@ -123,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="watchdog of the executor")
     rp.add_argument("--json", action="store_true", help="machine-readable output")
     rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    rp.add_argument("--memcheck", action="store_true",
+                    help="run under the QEMU plugin and show its counters and any access outside the windows")
     _file_options(rp, required=False)
     return p
 

@@ -36,6 +36,4 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
             raise CopyfuzzError(
                 f"{path}: {r.symbol} is a {r.kind} routine but the file has no exception table "
                 f"(__ex_table): every fault would be unhandled. Wrong symbol, or --symbol {r.symbol}:memcpy?")
-    args.mutants = False
-    args.routines = []
     return sweep_and_report(root, args, routines)

@@ -20,6 +20,7 @@ from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, parse_fields, split_routine
+from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .targets import file_routines
 from .ui import emit, stdout_console
 
@@ -136,6 +137,19 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def memcheck_report(plugin: PluginMemory) -> dict[str, object]:
+    """The plugin's view of the case: its counters and the first access of each kind
+    outside the windows."""
+    now = plugin.shm.now
+    violations = []
+    for bit, name, v in ((VIOL_STORE_OOB, "store outside [dst, dst + n)", now.store_oob),
+                         (VIOL_LOAD_OOB, "load outside [src, src + n)", now.load_oob),
+                         (VIOL_OVERREAD, "aligned load reaching past the source", now.overread)):
+        if now.viol & bit:
+            violations.append({"what": name, "pc": v.pc, "address": v.addr, "size": v.size})
+    return {"counters": now.as_dict(), "violations": violations}
+
+
 def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, object]) -> None:
     console = stdout_console()
     n, a = spec.n, result.accessible
@@ -178,6 +192,14 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
         table_text = "none: no fixups" if ex["extable"] == "none" else \
             f"{ex['extable']} format, {ex.get('extable_entries', '?')} entries"
         rows.append(("extable", table_text))
+    mem = report.get("memcheck")
+    if isinstance(mem, dict):
+        c = mem["counters"]
+        rows.append(("memcheck", f"{c['insns']:,} instructions, {c['loads']:,} loads, {c['stores']:,} stores, "
+                                 f"{c['misaligned']} misaligned (QEMU plugin)"))
+        for v in mem["violations"]:
+            rows.append(("", f"[red]{v['what']}[/]: {v['size']}-byte access at {v['address_relative']} "
+                             f"by {v['pc_symbol']}"))
     if result.regs_bad:
         regs = ", ".join(records.reg_names(result.regs_bad))
         rows.append(("registers", f"[red]clobbered: {regs}[/] (first bad value {result.reg_got:#x})"))
@@ -220,14 +242,29 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     build.check_runner(routine.xlen)
     argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
     info = executor.info(argv)
-    with executor.Server(argv, timeout_ms=args.timeout_ms) as server:
-        result = server.run(spec.to_case(profile))
+    memcheck = args.memcheck or "memcheck" in routine.needs
+    if memcheck:
+        build.build(root, ["plugin"])
+    plugin = PluginMemory(root, routine.xlen) if memcheck else None
+    try:
+        with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
+            result = server.run(spec.to_case(profile))
+        memory = memcheck_report(plugin) if plugin else None
+    finally:
+        if plugin:
+            plugin.close()
     if result.type == records.RESULT_ERROR:
         raise CopyfuzzError(f"the executor rejected the case: {records.case_error_message(result.aux)}")
     if result.type != records.RESULT_CASE:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     report = explain(spec, profile, result, _symbolizer(root, routine, info))
     report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
+    if memory is not None:
+        sym = _symbolizer(root, routine, info)
+        for v in memory["violations"]:  # type: ignore[union-attr]
+            v["pc_symbol"] = _where(sym, v["pc"])
+            v["address_relative"] = relative_address(v["address"], spec, result)
+        report["memcheck"] = memory
     if args.json:
         print(json.dumps(report, indent=2))
     else:
