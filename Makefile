@@ -57,8 +57,8 @@ routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
-.PHONY: all deps check test-c test-py clean list-executors plugin
-all: $(EXECUTORS) $(PLUGIN)
+.PHONY: all deps check test-c test-py clean list-executors plugin fuzz-targets
+all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
 list-executors:
 	@echo $(EXECUTORS)
@@ -142,6 +142,21 @@ $(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $@ plugin/cfplugin.c
 plugin: $(PLUGIN)
+
+# Fuzz targets: one native driver (fuzz/driver.c) and the oracle, for libFuzzer
+# (clang, ASan+UBSan) and AFL++ (afl-clang-fast, libAFLDriver). The routine is
+# chosen at run time (COPYFUZZ_EXECUTOR): one build serves every routine.
+FUZZ_SRCS  := fuzz/driver.c ref/ref.c
+FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
+LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
+AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
+$(LIBFUZZER_TARGET): $(FUZZ_SRCS) $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS)
+$(AFL_TARGET): $(FUZZ_SRCS) $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRCS)
+fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
 $(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)

@@ -12,6 +12,7 @@
 #include "call.h"
 #include "cases.h"
 #include "records.h"
+#include "observe_abi.h"
 #include "plugin_abi.h"
 #include "ref.h"
 #include "sys.h"
@@ -28,6 +29,7 @@ static struct cf_arena src_arena, dst_arena;
 static uint8_t *dst_before; /* pristine copy of the dst window */
 static struct cf_call call;
 static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin */
+static struct cf_observe_shm *observe; /* --observe-fd: for an oracle elsewhere */
 
 static __attribute__((noreturn)) void usage(const char *why)
 {
@@ -36,7 +38,7 @@ static __attribute__((noreturn)) void usage(const char *why)
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
 	       " [--shard I/K] [--stop-mask MASK] [--max-hangs H] [--timeout-ms T] [--bare]\n"
-	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N)\n");
+	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) [--observe-fd N]\n");
 	cf_exit(2);
 }
 
@@ -63,6 +65,37 @@ static void attach_plugin(uint64_t fd)
 	plugin->fixup_hi = (uintptr_t)cf_target.fixup_end;
 	plugin->code_hi = (uintptr_t)cf_target.text_end;
 	plugin->code_lo = (uintptr_t)cf_target.text_start; /* last: arms the plugin */
+}
+
+static void attach_observer(uint64_t fd)
+{
+	observe = cf_mmap_shared_fd((int)fd, sizeof(*observe));
+	if (!observe)
+		fail("--observe-fd: cannot map the observation block");
+	observe->magic = CF_OBSERVE_MAGIC;
+}
+
+/* Copy out what the oracle looked at, so another process can judge it too. */
+static void publish(const struct cf_case *c, const struct cf_observed *o, const uint8_t *dst)
+{
+	observe->c = *c;
+	observe->seq32 = (uint32_t)c->id;
+	observe->outcome = o->outcome;
+	observe->ret = o->ret;
+	observe->regs_bad = o->regs_bad;
+	observe->reg_got = o->reg_got;
+	observe->sum_left_on = (uint64_t)o->sum_left_on;
+	observe->lo = o->lo;
+	observe->hi = o->hi;
+	observe->dst_addr = (uintptr_t)dst;
+	for (int64_t i = o->lo; i < o->hi; i++) {
+		observe->after[i - o->lo] = o->dst[i];
+		observe->before[i - o->lo] = o->before[i];
+	}
+	uint64_t a = cf_ref_accessible(c);
+	observe->src_len = o->src ? a : 0;
+	for (uint64_t i = 0; i < observe->src_len; i++)
+		observe->src[i] = o->src[i];
 }
 
 static void setup(uint32_t timeout_ms)
@@ -187,6 +220,8 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	o.lo = dst <= dst_arena.acc_end ? -(int64_t)CF_CANARY_LEN : 0;
 	o.hi = (int64_t)(c->n + CF_CANARY_LEN < readable ? c->n + CF_CANARY_LEN : readable);
 	cf_oracle(c, &o, r);
+	if (observe)
+		publish(c, &o, dst);
 	if (plugin) {
 		plugin->cases++;
 		uint64_t viol = plugin->now.viol;
@@ -367,7 +402,7 @@ int main(int argc, char **argv)
 		usage("no mode given");
 	const char *mode = argv[1];
 	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
-	int64_t plugin_fd = -1;
+	int64_t plugin_fd = -1, observe_fd = -1;
 	struct sweep_opts so = {0};
 	so.cfg.kind = cf_target.kind;
 	so.cfg.profile = CF_PROFILE_LINUX;
@@ -393,6 +428,8 @@ int main(int argc, char **argv)
 			so.stop_mask = need_u64(o, v), i++;
 		else if (cf_streq(o, "--max-hangs"))
 			so.max_hangs = need_u64(o, v), i++;
+		else if (cf_streq(o, "--observe-fd"))
+			observe_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--plugin-fd"))
 			plugin_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--bare"))
@@ -415,6 +452,8 @@ int main(int argc, char **argv)
 	}
 	if (plugin_fd >= 0)
 		attach_plugin((uint64_t)plugin_fd);
+	if (observe_fd >= 0)
+		attach_observer((uint64_t)observe_fd);
 	if (cf_streq(mode, "serve")) {
 		setup((uint32_t)timeout_ms);
 		mode_serve();

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * driver.c - the native fuzz driver (LLVMFuzzerTestOneInput) for libFuzzer
+ * and AFL++ (libAFLDriver): bytes -> case -> a persistent riscv executor under
+ * qemu with the coverage plugin -> result, coverage and observation back ->
+ * the oracle (ref/, natively, under ASan+UBSan) -> abort on a finding, so the
+ * engine saves the input.
+ *
+ * Environment (copyfuzz fuzz sets it; defaults in brackets):
+ *   COPYFUZZ_EXECUTOR   the routine's executor ELF (required)
+ *   COPYFUZZ_KIND       copy | clear | memcpy [copy]
+ *   COPYFUZZ_PROFILE    linux | exact [linux]
+ *   COPYFUZZ_QEMU       qemu-riscv64, or "" to run the executor directly [qemu-riscv64]
+ *   COPYFUZZ_PLUGIN     cfplugin.so for coverage and the memory audit, "" for none
+ *   COPYFUZZ_MAX_LEN    the longest n an input can ask for [65536]
+ *   COPYFUZZ_TIMEOUT_MS the executor's per-case watchdog [1000]
+ *   COPYFUZZ_FINDINGS   a directory: each finding is written there first
+ *
+ * Input layout (every byte string decodes to a valid case; missing bytes are 0):
+ *   [0]    bits 0-1: src side, bits 2-3: dst side: 0/1 no fault, 2 the buffer's
+ *          own page is gone (fault at 0), 3 a fault after k whole pages
+ *   [1]    n's width in bits (mod 17); [2..3] n's bits (little-endian), so
+ *          short lengths are as likely as long ones; n <= COPYFUZZ_MAX_LEN
+ *   [4..5] src page offset (mod 4096), [6..7] dst page offset
+ *   [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
+ * memcpy routines only get faults at or past the end (any fault inside is a
+ * bug by definition); clear routines have no source side.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "observe_abi.h"
+#include "plugin_abi.h"
+#include "records.h"
+#include "ref.h"
+
+/* libFuzzer reads these as extra coverage (zeroed before each input). */
+__attribute__((section("__libfuzzer_extra_counters"), aligned(64), used))
+static uint8_t extra_counters[CF_COV_MAP_SIZE];
+
+static struct {
+	const char *executor, *qemu, *plugin, *findings;
+	uint16_t kind, profile;
+	uint64_t max_len, timeout_ms;
+} cfg;
+
+static struct cf_plugin_shm *pshm; /* NULL without the plugin */
+static struct cf_observe_shm *oshm;
+static int plugin_fd = -1, observe_fd = -1;
+static pid_t child = -1;
+static int to_child = -1, from_child = -1;
+static uint64_t case_id;
+
+static __attribute__((noreturn)) void die(const char *what)
+{
+	fprintf(stderr, "copyfuzz driver: %s\n", what);
+	exit(2);
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v ? v : dflt;
+}
+
+static void *shared_memfd(const char *name, size_t size, int *fd)
+{
+	*fd = memfd_create(name, 0); /* inherited by the executor: no CLOEXEC */
+	if (*fd < 0 || ftruncate(*fd, (off_t)size) != 0)
+		die("cannot create shared memory (memfd)");
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED)
+		die("cannot map shared memory");
+	return p;
+}
+
+static void stop_executor(void)
+{
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (to_child >= 0)
+		close(to_child);
+	if (from_child >= 0)
+		close(from_child);
+	child = -1;
+	to_child = from_child = -1;
+}
+
+static void start_executor(void)
+{
+	int in[2], out[2];
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		die("pipe");
+	if (pshm)
+		pshm->plugin_ready = 0;
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		/* The executor dies with the driver, whatever kills the driver. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		char pfd[24], ofd[24], tmo[24], plug[4200];
+		snprintf(pfd, sizeof pfd, "%d", plugin_fd);
+		snprintf(ofd, sizeof ofd, "%d", observe_fd);
+		snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)cfg.timeout_ms);
+		snprintf(plug, sizeof plug, "%s,fd=%d", cfg.plugin, plugin_fd);
+		const char *argv[16];
+		int k = 0;
+		if (*cfg.qemu) {
+			argv[k++] = cfg.qemu;
+			if (pshm) {
+				argv[k++] = "-plugin";
+				argv[k++] = plug;
+			}
+		}
+		argv[k++] = cfg.executor;
+		argv[k++] = "serve";
+		argv[k++] = "--timeout-ms";
+		argv[k++] = tmo;
+		argv[k++] = "--observe-fd";
+		argv[k++] = ofd;
+		if (pshm) {
+			argv[k++] = "--plugin-fd";
+			argv[k++] = pfd;
+		}
+		argv[k] = NULL;
+		execvp(argv[0], (char **)argv);
+		fprintf(stderr, "copyfuzz driver: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	to_child = in[1];
+	from_child = out[0];
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	cfg.executor = getenv("COPYFUZZ_EXECUTOR");
+	if (!cfg.executor || !*cfg.executor)
+		die("set COPYFUZZ_EXECUTOR to a routine's executor (build/riscv64/<routine>.elf)");
+	const char *kind = env_or("COPYFUZZ_KIND", "copy");
+	cfg.kind = !strcmp(kind, "clear") ? CF_KIND_CLEAR : !strcmp(kind, "memcpy") ? CF_KIND_MEMCPY : CF_KIND_COPY;
+	cfg.profile = !strcmp(env_or("COPYFUZZ_PROFILE", "linux"), "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
+	cfg.qemu = env_or("COPYFUZZ_QEMU", "qemu-riscv64");
+	cfg.plugin = env_or("COPYFUZZ_PLUGIN", "");
+	cfg.findings = env_or("COPYFUZZ_FINDINGS", "");
+	cfg.max_len = strtoull(env_or("COPYFUZZ_MAX_LEN", "65536"), NULL, 0);
+	if (cfg.max_len > CF_MAX_LEN)
+		cfg.max_len = CF_MAX_LEN;
+	cfg.timeout_ms = strtoull(env_or("COPYFUZZ_TIMEOUT_MS", "1000"), NULL, 0);
+	if (*cfg.plugin && *cfg.qemu)
+		pshm = shared_memfd("copyfuzz-plugin", sizeof(*pshm), &plugin_fd);
+	oshm = shared_memfd("copyfuzz-observe", sizeof(*oshm), &observe_fd);
+	signal(SIGPIPE, SIG_IGN);
+	start_executor();
+	return 0;
+}
+
+static uint64_t byte_at(const uint8_t *d, size_t size, size_t i)
+{
+	return i < size ? d[i] : 0;
+}
+
+static void decode_side(unsigned mode, uint64_t k, uint64_t n, uint32_t off, int memcpy_kind,
+			uint64_t *fault)
+{
+	uint64_t pages = (off + n + CF_PAGE_SIZE - 1) / CF_PAGE_SIZE;
+	if (pages == 0)
+		pages = 1;
+	if (memcpy_kind) {
+		*fault = mode >= 2 ? pages * CF_PAGE_SIZE - off : CF_NO_FAULT;
+		return;
+	}
+	if (mode < 2)
+		*fault = CF_NO_FAULT;
+	else if (mode == 2)
+		*fault = 0;
+	else
+		*fault = (1 + k % (pages + 1)) * CF_PAGE_SIZE - off;
+}
+
+static void decode(const uint8_t *d, size_t size, struct cf_case *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->magic = CF_CASE_MAGIC;
+	c->kind = cfg.kind;
+	c->profile = cfg.profile;
+	c->id = ++case_id;
+	unsigned sides = (unsigned)byte_at(d, size, 0);
+	unsigned bits = (unsigned)(byte_at(d, size, 1) % 17);
+	uint64_t raw = byte_at(d, size, 2) | byte_at(d, size, 3) << 8;
+	c->n = (bits ? raw & ((1ull << bits) - 1) : 0) % (cfg.max_len + 1);
+	c->src_off = (uint32_t)((byte_at(d, size, 4) | byte_at(d, size, 5) << 8) % CF_PAGE_SIZE);
+	c->dst_off = (uint32_t)((byte_at(d, size, 6) | byte_at(d, size, 7) << 8) % CF_PAGE_SIZE);
+	int mc = cfg.kind == CF_KIND_MEMCPY;
+	decode_side(sides & 3, byte_at(d, size, 8), c->n, c->src_off, mc, &c->src_fault);
+	decode_side((sides >> 2) & 3, byte_at(d, size, 9), c->n, c->dst_off, mc, &c->dst_fault);
+	if (cfg.kind == CF_KIND_CLEAR) {
+		c->src_off = 0;
+		c->src_fault = CF_NO_FAULT;
+	}
+}
+
+static void print_spec(FILE *f, const struct cf_case *c)
+{
+	fprintf(f, "n=%llu", (unsigned long long)c->n);
+	if (c->kind != CF_KIND_CLEAR) {
+		fprintf(f, ",src_off=%u", c->src_off);
+		if (c->src_fault != CF_NO_FAULT)
+			fprintf(f, ",src_fault=%llu", (unsigned long long)c->src_fault);
+	}
+	fprintf(f, ",dst_off=%u", c->dst_off);
+	if (c->dst_fault != CF_NO_FAULT)
+		fprintf(f, ",dst_fault=%llu", (unsigned long long)c->dst_fault);
+}
+
+static void print_classes(FILE *f, uint32_t mask)
+{
+	const char *sep = "";
+	for (unsigned b = 0; b < CF_NUM_CLASSES; b++)
+		if (mask & (1u << b)) {
+			fprintf(f, "%s%s", sep, cf_class_name(1u << b));
+			sep = ",";
+		}
+}
+
+/* The finding goes to disk first (COPYFUZZ_FINDINGS), then to stderr, then abort(). */
+static __attribute__((noreturn)) void report(const struct cf_case *c, uint32_t errors, const char *why)
+{
+	if (*cfg.findings) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/driver-%d-%llu.finding", cfg.findings, (int)getpid(),
+			 (unsigned long long)time(NULL));
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "classes=");
+			print_classes(f, errors);
+			fprintf(f, "\nspec=");
+			print_spec(f, c);
+			fprintf(f, "\nwhy=%s\n", why);
+			fflush(f);
+			fsync(fileno(f));
+			fclose(f);
+		}
+	}
+	fprintf(stderr, "==copyfuzz== FINDING: ");
+	print_classes(stderr, errors);
+	fprintf(stderr, " (%s)\n==copyfuzz== case: ", why);
+	print_spec(stderr, c);
+	fprintf(stderr, "\n");
+	abort();
+}
+
+/* Send one case; 1 with a result, 0 if the executor died (crash) or hung. */
+static int exchange(const struct cf_case *c, struct cf_result *r, const char **why)
+{
+	if (write(to_child, c, sizeof(*c)) != (ssize_t)sizeof(*c)) {
+		*why = "the executor died before reading the case";
+		return 0;
+	}
+	size_t got = 0;
+	int wait_ms = (int)(3 * cfg.timeout_ms + 5000); /* past the executor's own watchdog */
+	while (got < sizeof(*r)) {
+		struct pollfd p = {from_child, POLLIN, 0};
+		int ready = poll(&p, 1, wait_ms);
+		if (ready == 0) {
+			*why = "the executor stopped answering (hang)";
+			return 0;
+		}
+		if (ready < 0 && errno == EINTR)
+			continue;
+		ssize_t k = read(from_child, (uint8_t *)r + got, sizeof(*r) - got);
+		if (k <= 0) {
+			*why = "the executor died (crash)";
+			return 0;
+		}
+		got += (size_t)k;
+	}
+	return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cf_case c;
+	struct cf_result r;
+	const char *why = "";
+	decode(data, size, &c);
+	if (child < 0)
+		start_executor();
+	if (!exchange(&c, &r, &why)) {
+		uint32_t cls = strstr(why, "hang") ? CF_HANG : CF_CRASH;
+		stop_executor();
+		start_executor(); /* for the engine's next input, after this one is saved */
+		report(&c, cls, why);
+	}
+	if (r.magic != CF_RESULT_MAGIC || r.type != CF_RESULT_CASE || oshm->seq32 != (uint32_t)c.id)
+		report(&c, CF_CRASH, "the executor answered out of step");
+	if (pshm)
+		memcpy(extra_counters, pshm->edges, sizeof(extra_counters));
+
+	/* The oracle, here, natively: it must agree with the executor's. */
+	struct cf_observed o = {0};
+	o.outcome = (enum cf_outcome)oshm->outcome;
+	o.ret = oshm->ret;
+	o.regs_bad = (uint16_t)oshm->regs_bad;
+	o.reg_got = oshm->reg_got;
+	o.sum_left_on = (int)oshm->sum_left_on;
+	o.lo = oshm->lo;
+	o.hi = oshm->hi;
+	o.dst = oshm->after - oshm->lo;
+	o.before = oshm->before - oshm->lo;
+	o.src = oshm->src;
+	if (c.kind == CF_KIND_MEMCPY && o.ret == oshm->dst_addr)
+		o.ret = (uint64_t)(uintptr_t)o.dst; /* "returns dst", in this address space */
+	struct cf_result mine = {0};
+	cf_oracle(&c, &o, &mine);
+	uint32_t plugin_only = CF_LOAD_OUT_OF_BOUNDS | CF_ALIGNED_OVERREAD | CF_STORE_OUT_OF_BOUNDS;
+	if ((mine.classes & ~r.classes) || ((r.classes & ~mine.classes) & ~plugin_only))
+		report(&c, mine.classes ^ r.classes, "the native oracle and the executor's disagree");
+	uint32_t errors = (mine.classes | r.classes) & cf_profile_errors(c.profile);
+	if (errors)
+		report(&c, errors, "oracle");
+	return 0;
+}

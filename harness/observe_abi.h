@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * observe_abi.h - what the executor observed in a case, for an oracle that
+ * runs elsewhere (the native fuzz driver, fuzz/driver.c: ref/ compiled with
+ * clang and ASan+UBSan). One definition for both sides.
+ *
+ * The driver creates a memfd of sizeof(struct cf_observe_shm), hands its fd
+ * to the executor (`serve --observe-fd N`), and after each result record reads
+ * the block: everything cf_oracle() needs, with the destination window copied
+ * out of the guest (before and after the call) and the source prefix.
+ * Fixed-width fields only: RV32 and RV64 guests share it with the x86-64 host.
+ */
+#ifndef CF_OBSERVE_ABI_H
+#define CF_OBSERVE_ABI_H
+
+#include <stdint.h>
+
+#include "records.h"
+
+#define CF_OBSERVE_MAGIC 0x314f4643u /* "CFO1" */
+#define CF_OBSERVE_WINDOW (CF_MAX_LEN + 2 * CF_CANARY_LEN)
+
+struct cf_observe_shm {
+	uint32_t magic, seq32;     /* executor sets magic; seq32 = low bits of the case id */
+	struct cf_case c;          /* the case as run */
+	uint64_t outcome;          /* enum cf_outcome */
+	uint64_t ret;              /* a0 as returned */
+	uint64_t regs_bad, reg_got, sum_left_on;
+	int64_t lo, hi;            /* the readable window around dst, relative to dst */
+	uint64_t dst_addr;         /* where dst was in the guest (memcpy returns it) */
+	uint64_t src_len;          /* bytes of src copied below: A, the accessible prefix */
+	uint8_t after[CF_OBSERVE_WINDOW];  /* dst[lo, hi) as the routine left it */
+	uint8_t before[CF_OBSERVE_WINDOW]; /* dst[lo, hi) before the call */
+	uint8_t src[CF_MAX_LEN];           /* src[0, src_len) */
+};
+
+#endif /* CF_OBSERVE_ABI_H */
