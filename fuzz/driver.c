@@ -15,6 +15,8 @@
  *   COPYFUZZ_MAX_LEN    the longest n an input can ask for [65536]
  *   COPYFUZZ_TIMEOUT_MS the executor's per-case watchdog [1000]
  *   COPYFUZZ_FINDINGS   a directory: each finding is written there first
+ *   COPYFUZZ_PRINT_CASE set: print every decoded case as "case: <spec>" on stderr
+ *                       (tests check the Python mirror of the decoding against it)
  *
  * Input layout (every byte string decodes to a valid case; missing bytes are 0):
  *   [0]    bits 0-1: src side, bits 2-3: dst side: 0/1 no fault, 2 the buffer's
@@ -163,6 +165,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	cfg.qemu = env_or("COPYFUZZ_QEMU", "qemu-riscv64");
 	cfg.plugin = env_or("COPYFUZZ_PLUGIN", "");
 	cfg.findings = env_or("COPYFUZZ_FINDINGS", "");
+	cfg.print_case = getenv("COPYFUZZ_PRINT_CASE") != NULL;
 	cfg.max_len = strtoull(env_or("COPYFUZZ_MAX_LEN", "65536"), NULL, 0);
 	if (cfg.max_len > CF_MAX_LEN)
 		cfg.max_len = CF_MAX_LEN;
@@ -305,6 +308,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cf_result r;
 	const char *why = "";
 	decode(data, size, &c);
+	if (cfg.print_case) {
+		fprintf(stderr, "case: ");
+		print_spec(stderr, &c);
+		fprintf(stderr, "\n");
+	}
 	if (child < 0)
 		start_executor();
 	if (!exchange(&c, &r, &why)) {
