@@ -54,6 +54,7 @@ static uint8_t extra_counters[CF_COV_MAP_SIZE];
 
 static struct {
 	const char *executor, *qemu, *plugin, *findings;
+	int print_case;
 	uint16_t kind, profile;
 	uint64_t max_len, timeout_ms;
 } cfg;
