@@ -153,9 +153,11 @@ AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
 $(LIBFUZZER_TARGET): $(FUZZ_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS)
-$(AFL_TARGET): $(FUZZ_SRCS) $(HEADERS) Makefile
+# fuzz/afl_cov.c is compiled by plain clang: it writes AFL's map itself.
+$(AFL_TARGET): $(FUZZ_SRCS) fuzz/afl_cov.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRCS)
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c fuzz/afl_cov.c -o $(@D)/afl_cov.o
+	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRCS) $(@D)/afl_cov.o
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
 $(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile

@@ -48,6 +48,9 @@
 #include "records.h"
 #include "ref.h"
 
+/* AFL++ build only (fuzz/afl_cov.c): RISC-V edges into AFL's map. */
+void cf_afl_feed(const uint8_t *edges) __attribute__((weak));
+
 /* libFuzzer reads these as extra coverage (zeroed before each input). */
 __attribute__((section("__libfuzzer_extra_counters"), aligned(64), used))
 static uint8_t extra_counters[CF_COV_MAP_SIZE];
@@ -324,8 +327,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (r.magic != CF_RESULT_MAGIC || r.type != CF_RESULT_CASE || oshm->seq32 != (uint32_t)c.id)
 		report(&c, CF_CRASH, "the executor answered out of step");
-	if (pshm)
+	if (pshm) {
 		memcpy(extra_counters, pshm->edges, sizeof(extra_counters));
+		if (cf_afl_feed)
+			cf_afl_feed(pshm->edges);
+	}
 
 	/* The oracle, here, natively: it must agree with the executor's. */
 	struct cf_observed o = {0};

@@ -1,0 +1,219 @@
+"""Hypothesis against the real executors: bundled routines clean, every mutant found.
+
+- Every bundled routine (not a mutant) shows no error, under its declared profile,
+  for every case tool/copyfuzz/strategies.py draws: n 0..65536, any page offsets,
+  faults at any reachable page boundary on either side.
+- Every mutant is found from scratch (no example database, no seeded examples):
+  `hypothesis.find` looks for a case whose errors include the mutant's defining
+  (first) expected class, then shrinks it; the shrunk case must be about as small as
+  the exhaustive sweep's smallest reproducer. Each mutant prints its shrunk case as
+  a spec for `./copyfuzz repro`, the examples it took and the time.
+
+One `executor serve` process per routine (module-scoped), every case through it: the
+executor is stateless per case (it restores the bytes a case touched), so nothing is
+reset between examples, and every read has a time limit (executor.Server) on top of
+the executor's own watchdog (--timeout-ms).
+
+Budget: COPYFUZZ_HYPOTHESIS_EXAMPLES examples per clean routine, 200 by default (what
+`make check` and the README's test command run, a few seconds). A larger campaign:
+
+    COPYFUZZ_HYPOTHESIS_EXAMPLES=20000 .venv/bin/python -m pytest fuzz
+
+These tests never skip: without make, the cross compiler or QEMU they FAIL, like
+tests/test_sweep_e2e.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis.errors import NoSuchExample
+
+# No conftest here: tests/conftest.py is also a top-level "conftest" module, and a
+# second one would shadow it when pytest runs tests/ and fuzz/ together.
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tool") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tool"))
+
+from copyfuzz import build, executor, records, routines, spec, strategies  # noqa: E402
+from copyfuzz.errors import CopyfuzzError  # noqa: E402
+from copyfuzz.plugin import PluginMemory  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLES = int(os.environ.get("COPYFUZZ_HYPOTHESIS_EXAMPLES", "200"))
+TIMEOUT_MS = 500  # the executor's watchdog per case (a hang is a finding, not a stall)
+READ_TIMEOUT_S = 60.0  # the tool's limit on one result (Server raises past it)
+
+FIND_EXAMPLES = 5000  # budget to find a mutant (shrinking comes on top)
+FIND_TIME_LIMIT_S = 30.0  # per mutant, finding and shrinking
+# The smallest n at which the exhaustive sweep finds each mutant's defining class:
+# `./copyfuzz sweep --mutants --json --max-len 128`. The sweep numbers n outermost, so
+# its first reproducer has the smallest n it can reach (page offsets 0..15, faults at
+# word-aligned positions). Hypothesis draws any offset and boundary, so it may go
+# below; it must not end far above. A mutant not listed is held to the bound at which
+# every mutant is caught (tests/test_sweep_e2e.py: MUTANT_MAX_LEN).
+SWEEP_SMALLEST_N = {
+    "riscv/mutants/clear-returns-zero": 1,
+    "riscv/mutants/clobber-s-register": 0,
+    "riscv/mutants/fixup-full-size": 2,
+    "riscv/mutants/fixup-loops": 1,
+    "riscv/mutants/fixup-off-by-one": 1,
+    "riscv/mutants/load-past-end": 16,
+    "riscv/mutants/no-progress-partial-word": 16,
+    "riscv/mutants/overread-in-page": 1,
+    "riscv/mutants/store-no-extable": 1,
+    "riscv/mutants/tail-extra-byte": 1,
+    "riscv/mutants/word-threshold-too-small": 64,
+    "riscv/mutants/wrong-shift": 16,
+}
+UNLISTED_N = 128
+SHRINK_SLACK = 16  # two RV64 words: the shrinker stops at a local minimum
+
+ALL = routines.discover(ROOT)
+CLEAN = [r for r in ALL if not r.is_mutant]
+MUTANTS = [r for r in ALL if r.is_mutant]
+
+
+def _ids(rs: list[routines.Routine]) -> list[str]:
+    return [r.name for r in rs]
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    """Build every executor (and the plugin if a mutant needs it); fail, never skip."""
+    for tool in build.required_tools():
+        assert shutil.which(tool), f"'{tool}' is missing: run 'make deps'"
+    try:
+        build.build_routines(ROOT, ALL)
+        if any("memcheck" in r.needs for r in ALL):
+            build.build(ROOT, ["plugin"])
+    except CopyfuzzError as e:
+        pytest.fail(f"{e}\n{e.details}" if e.details else str(e), pytrace=False)
+
+
+@contextmanager
+def _serve(routine: routines.Routine) -> Iterator[executor.Server]:
+    argv = executor.executor_argv(ROOT, routine.elf, build.run_prefix(routine.xlen))
+    plugin = PluginMemory(ROOT, routine.xlen) if "memcheck" in routine.needs else None
+    try:
+        with executor.Server(argv, timeout_ms=TIMEOUT_MS, read_timeout_s=READ_TIMEOUT_S,
+                             plugin=plugin) as server:
+            yield server
+    finally:
+        if plugin is not None:
+            plugin.close()
+
+
+@pytest.fixture(scope="module", params=CLEAN, ids=_ids(CLEAN))
+def clean(request: pytest.FixtureRequest, built: None) -> Iterator[tuple[routines.Routine, executor.Server]]:
+    routine: routines.Routine = request.param
+    with _serve(routine) as server:
+        yield routine, server
+
+
+@pytest.fixture(scope="module", params=MUTANTS, ids=_ids(MUTANTS))
+def mutant(request: pytest.FixtureRequest, built: None) -> Iterator[tuple[routines.Routine, executor.Server]]:
+    routine: routines.Routine = request.param
+    with _serve(routine) as server:
+        yield routine, server
+
+
+def run(server: executor.Server, case: records.Case) -> records.Result:
+    result = server.run(case)
+    assert result.type == records.RESULT_CASE, (
+        f"the executor refused the case: {records.case_error_message(result.aux)}")
+    return result
+
+
+def spec_of(routine: routines.Routine, case: records.Case) -> str:
+    return spec.format_spec(spec.from_case(routine.name, case))
+
+
+def test_there_are_routines_and_mutants() -> None:
+    # An empty parameter list would make pytest skip the tests below silently.
+    assert CLEAN, "no bundled routines under arch/"
+    assert MUTANTS, "no mutants under arch/*/mutants/"
+
+
+@pytest.mark.parametrize("kind", records.KINDS)
+def test_strategies_draw_only_valid_cases(kind: str) -> None:
+    """No executor: every drawn case passes cf_case_check's rules and the kind's own,
+    and survives the spec round trip that repro relies on."""
+
+    @settings(max_examples=300, database=None, deadline=None)
+    @given(strategies.cases(kind, "exact"))
+    def check(case: records.Case) -> None:
+        assert strategies.case_problem(case) is None, (case, strategies.case_problem(case))
+        text = spec.format_spec(spec.from_case("r", case))
+        assert spec.parse(text, kind).to_case("exact") == case
+
+    check()
+
+
+def test_bundled_routine_is_clean(clean: tuple[routines.Routine, executor.Server]) -> None:
+    routine, server = clean
+
+    # suppress too_slow: under QEMU a 64 KiB case takes milliseconds, by design
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(strategies.cases(routine.kind, routine.profile))
+    def no_errors(case: records.Case) -> None:
+        result = run(server, case)
+        assert result.errors == 0, (
+            f"./copyfuzz repro {spec_of(routine, case)}  -> {', '.join(result.error_list)}")
+
+    no_errors()
+
+
+@dataclass
+class Search:
+    """What the condition saw: calls to the first hit, then to the end of shrinking."""
+
+    calls: int = 0
+    first_hit: int | None = None
+    found_s: float | None = None
+
+
+def test_mutant_is_found_and_shrunk(mutant: tuple[routines.Routine, executor.Server]) -> None:
+    routine, server = mutant
+    defining = routine.expect[0]
+    bit = 1 << records.CLASS_BY_NAME[defining].bit
+    # An error under the mutant's profile; a note-only class is looked for among classes.
+    field = "errors" if records.ERROR_MASK[routine.profile] & bit else "classes"
+    search = Search()
+    started = time.monotonic()
+
+    def shows_defining_class(case: records.Case) -> bool:
+        search.calls += 1
+        hit = bool(getattr(run(server, case), field) & bit)
+        if hit and search.first_hit is None:
+            search.first_hit = search.calls
+            search.found_s = time.monotonic() - started
+        return hit
+
+    try:
+        shrunk = find(strategies.cases(routine.kind, routine.profile), shows_defining_class,
+                      settings=settings(max_examples=FIND_EXAMPLES, database=None, deadline=None,
+                                        suppress_health_check=[HealthCheck.too_slow]))
+    except NoSuchExample:
+        pytest.fail(f"{routine.name}: no case with {defining} in {FIND_EXAMPLES} examples", pytrace=False)
+    total_s = time.monotonic() - started
+    text = spec_of(routine, shrunk)
+    print(f"\n{routine.name}: {defining} after {search.first_hit} examples ({search.found_s:.2f} s), "
+          f"shrunk in {search.calls - (search.first_hit or 0)} more calls, {total_s:.2f} s in all\n"
+          f"  ./copyfuzz repro {text}")
+
+    result = run(server, shrunk)
+    assert getattr(result, field) & bit, (text, result.class_list)
+    bound = SWEEP_SMALLEST_N.get(routine.name, UNLISTED_N) + SHRINK_SLACK
+    assert shrunk.n <= bound, f"{text}: shrunk no further than n={shrunk.n} (bound {bound})"
+    assert total_s < FIND_TIME_LIMIT_S, f"{routine.name} took {total_s:.1f} s ({search.calls} calls)"
