@@ -1,4 +1,4 @@
-"""The command line: `copyfuzz list | sweep | check | audit | bench | cov | repro`.
+"""The command line: `copyfuzz list | sweep | check | audit | bench | cov | repro | fuzz | replay`.
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
@@ -115,8 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("repro", help="run one case and explain it",
                         epilog="exit status: 0 no error class, 1 an error class under the profile, "
                                "2 bad input or build error")
-    rp.add_argument("spec", metavar="SPEC",
-                    help="ROUTINE:n=N[,src_off=O,src_fault=F,dst_off=O,dst_fault=F]")
+    rp.add_argument("spec", metavar="SPEC|FILE",
+                    help="ROUTINE:n=N[,src_off=O,src_fault=F,dst_off=O,dst_fault=F], a .spec file, "
+                         "or a raw fuzzer input with --routine")
     rp.add_argument("--profile", choices=records.PROFILES,
                     help="contract to judge by (default: the routine's declared profile)")
     rp.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
@@ -125,7 +126,48 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     rp.add_argument("--memcheck", action="store_true",
                     help="run under the QEMU plugin and show its counters and any access outside the windows")
+    rp.add_argument("--routine", metavar="NAME",
+                    help="the routine a raw input FILE (libFuzzer artifact, AFL crash) is decoded for")
     _file_options(rp, required=False)
+
+    fz = sub.add_parser("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
+                        epilog="exit status: 0 no finding, 1 findings (saved as regression specs), "
+                               "2 bad input or build error")
+    fz.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
+    fz.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
+    _file_options(fz, required=False)
+    fz.add_argument("--engine", choices=("libfuzzer", "afl"), default="libfuzzer",
+                    help="fuzzing engine (default libfuzzer; afl is not supported yet)")
+    fz.add_argument("--time", type=_int_in(1, 10**9), default=60, metavar="SECONDS",
+                    help="how long the campaign runs (default 60)")
+    fz.add_argument("--jobs", type=_int_in(1, 1024), default=1, metavar="N",
+                    help="parallel fuzzing processes (libFuzzer -jobs=N -workers=N; default 1)")
+    fz.add_argument("--corpus", type=Path, metavar="DIR",
+                    help="corpus directory, resumed if not empty (default corpora/<routine>/)")
+    fz.add_argument("--findings", type=Path, metavar="DIR",
+                    help="artifacts and driver findings (default findings/fuzz/<routine>/)")
+    fz.add_argument("--regressions", type=Path, default=Path("corpora/regressions"), metavar="DIR",
+                    help="where findings are saved as regression specs (default corpora/regressions/)")
+    fz.add_argument("--seed", type=_int_in(0, 2**31 - 2), metavar="S",
+                    help="libFuzzer seed of the first round (default: a fresh one, printed)")
+    fz.add_argument("--profile", choices=records.PROFILES,
+                    help="contract to judge by (default: the routine's declared profile)")
+    fz.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
+                    help="longest n an input can ask for (COPYFUZZ_MAX_LEN, default 65536)")
+    fz.add_argument("--json", action="store_true", help="machine-readable output")
+
+    rl = sub.add_parser("replay", help="re-run saved cases: regression specs, corpora, artifacts",
+                        epilog="exit status: 0 nothing reproduces, 1 a finding reproduces, "
+                               "2 bad input or build error")
+    rl.add_argument("dir", metavar="DIR", type=Path,
+                    help="a directory of .spec files, driver .finding files and raw engine inputs")
+    rl.add_argument("--routine", metavar="NAME",
+                    help="the routine of raw inputs and of specs without one (a libFuzzer corpus)")
+    rl.add_argument("--profile", choices=records.PROFILES,
+                    help="contract to judge by (default: each routine's declared profile)")
+    rl.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
+                    help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
+    rl.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 
 

@@ -1,4 +1,7 @@
-"""`copyfuzz repro SPEC`: run one case through `serve` and explain what happened.
+"""`copyfuzz repro SPEC|FILE`: run one case through `serve` and explain what happened.
+
+FILE is a .spec file (its first spec line) or a raw fuzzer input (libFuzzer artifact,
+AFL crash), decoded as the driver decodes it for the routine given by --routine.
 
 Exit 1 if the case shows a class that is an error under the profile, 0 if not,
 2 for bad input (or an executor that cannot run).
@@ -15,7 +18,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, records
+from . import build, executor, fuzzinput, records
 from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
@@ -233,10 +236,35 @@ def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
     return dataclasses.replace(find(discover(root), name), xlen=args.xlen)
 
 
+def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
+    """(routine name, spec fields) or, for a raw fuzzer input, (routine name, its bytes)."""
+    path = Path(args.spec)
+    if not path.is_file():
+        if getattr(args, "routine", None):
+            raise CopyfuzzError("--routine is for a FILE argument (a spec file or a raw fuzzer input)")
+        return split_routine(args.spec)
+    kind, content = fuzzinput.read_case_file(path)
+    if kind == "spec":
+        if not content:
+            raise CopyfuzzError(f"{path}: no case spec in it")
+        routine, fields = content[0]  # type: ignore[index]
+        routine = routine or getattr(args, "routine", None)
+        if not routine:
+            raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
+        return routine, fields
+    if not getattr(args, "routine", None):
+        raise CopyfuzzError(f"{path} is a raw fuzzer input: say which routine it is for with --routine NAME")
+    assert isinstance(content, bytes)
+    return args.routine, content
+
+
 def run_repro(root: Path, args: argparse.Namespace) -> int:
-    name, rest = split_routine(args.spec)
+    name, rest = _spec_argument(args)
     routine = _routine(root, args, name)
-    spec = parse_fields(routine.name, routine.kind, rest)
+    if isinstance(rest, bytes):
+        spec = dataclasses.replace(fuzzinput.decode(rest, routine.kind), routine=routine.name)
+    else:
+        spec = parse_fields(routine.name, routine.kind, rest)
     profile = args.profile or routine.profile
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen)

@@ -1,0 +1,455 @@
+"""`copyfuzz fuzz ROUTINE`: a coverage-guided campaign with the native driver (fuzz/driver.c).
+
+libFuzzer stops at its first crash, so a campaign is a series of rounds on the same
+corpus until --time is used up: after each finding the input is minimised, decoded
+(fuzzinput), re-run through `serve` for its classes and fault pc, and saved as a
+regression spec (deduplicated by routine, class and fault pc). The corpus is only ever
+added to, so running the same command again resumes.
+
+Exit 0 no finding, 1 findings, 2 bad input or build error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build, executor, fuzzinput, records
+from .errors import CopyfuzzError
+from .plugin import PluginMemory
+from .routines import Routine, discover, find
+from .spec import Spec, format_spec, parse_fields
+from .targets import file_routines
+from .ui import emit, stdout_console
+
+LIBFUZZER = "build/host/fuzz/copyfuzz_fuzzer"
+PLUGIN_SO = "build/host/cfplugin.so"
+MINIMIZE_RUNS = 2000
+MINIMIZE_MAX_S = 20
+INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
+
+_STATUS = re.compile(r"^#(\d+)\s+\w+.*exec/s: (\d+)")
+_FT = re.compile(r"\bft: (\d+)")
+_CORP = re.compile(r"\bcorp: (\d+)/")
+_STAT = re.compile(r"^stat::(\w+):\s*(\d+)")
+
+
+@dataclass
+class Finding:
+    cls: str
+    classes: list[str]
+    spec: str
+    fault_pc: str
+    artifact: str
+    regression: str
+    new: bool
+
+
+@dataclass
+class Campaign:
+    routine: Routine
+    profile: str
+    seed: int
+    corpus: Path
+    findings_dir: Path
+    regressions: Path
+    executions: int = 0
+    elapsed_s: float = 0.0
+    rounds: int = 0
+    seeded: int = 0
+    found: list[Finding] = field(default_factory=list)
+
+    @property
+    def corpus_size(self) -> int:
+        return sum(1 for p in self.corpus.iterdir() if p.is_file()) if self.corpus.is_dir() else 0
+
+
+def target(root: Path, args: argparse.Namespace) -> Routine:
+    """The routine: a bundled name, or --file F.S --symbol S [--kind K]."""
+    args.xlen = 64
+    if args.file:
+        if args.routine:
+            raise CopyfuzzError("give a ROUTINE or --file F.S, not both")
+        if args.symbol and len(args.symbol) > 1:
+            raise CopyfuzzError("fuzz one symbol at a time")
+        return file_routines(root, args.file, args, args.profile or "linux")[0]
+    if not args.routine:
+        raise CopyfuzzError("say which routine to fuzz: ROUTINE or --file F.S --symbol S")
+    if args.symbol or args.define or args.alternative:
+        raise CopyfuzzError("--symbol, -D and --alternative are for --file F.S")
+    return find(discover(root), args.routine)
+
+
+def driver_env(root: Path, routine: Routine, profile: str, findings: Path | str, max_len: int) -> dict[str, str]:
+    return {**os.environ, "COPYFUZZ_EXECUTOR": str(root / routine.elf), "COPYFUZZ_KIND": routine.kind,
+            "COPYFUZZ_PROFILE": profile, "COPYFUZZ_PLUGIN": str(root / PLUGIN_SO),
+            "COPYFUZZ_FINDINGS": str(findings), "COPYFUZZ_MAX_LEN": str(max_len)}
+
+
+# ---- regressions ----
+
+
+def read_regressions(directory: Path) -> list[tuple[Path, str, dict[str, str]]]:
+    """(file, spec line, header) of every regression spec in the directory."""
+    out = []
+    if not directory.is_dir():
+        return out
+    for path in sorted(directory.glob("*.spec")):
+        kind, lines = fuzzinput.read_case_file(path)
+        if kind != "spec" or not lines:
+            continue
+        routine, fields = lines[0]  # type: ignore[index]
+        if routine:
+            out.append((path, f"{routine}:{fields}", fuzzinput.regression_header(path)))
+    return out
+
+
+def seed_corpus(root: Path, campaign: Campaign) -> int:
+    """Encodings of this routine's regressions, into an empty corpus. A regression that
+    still reproduces is counted as a known finding instead: in the corpus, it would stop
+    every libFuzzer round as soon as the corpus is loaded."""
+    if any(campaign.corpus.iterdir()):
+        return 0
+    r = campaign.routine
+    seeds: list[tuple[Path, Spec, bytes]] = []
+    for path, line, _ in read_regressions(campaign.regressions):
+        name, _, fields = line.rpartition(":")
+        if name != r.name:
+            continue
+        try:
+            spec = parse_fields(r.name, r.kind, fields)
+            seeds.append((path, spec, fuzzinput.encode(spec)))
+        except (ValueError, CopyfuzzError):
+            continue
+    if not seeds:
+        return 0
+    count = 0
+    for (path, spec, data), result in zip(seeds, run_specs(root, r, campaign.profile, [s for _, s, _ in seeds])):
+        if result.errors:
+            classes = result.error_list
+            header = fuzzinput.regression_header(path)
+            campaign.found.append(Finding(header.get("class", classes[0]), classes, format_spec(spec),
+                                          header.get("fault-pc", ""), "", str(path), False))
+            continue
+        (campaign.corpus / f"seed-{hashlib.sha1(data).hexdigest()}").write_bytes(data)
+        count += 1
+    return count
+
+
+def _unique_path(directory: Path, stem: str) -> Path:
+    path = directory / f"{stem}.spec"
+    k = 2
+    while path.exists():
+        path = directory / f"{stem}-{k}.spec"
+        k += 1
+    return path
+
+
+def save_regression(campaign: Campaign, spec: Spec, cls: str, classes: list[str],
+                    fault_pc: str) -> tuple[Path, bool]:
+    """Write the regression unless one with the same routine, class and fault pc exists."""
+    name = campaign.routine.name
+    pc_key = fault_pc.split()[0] if fault_pc else "none"
+    for path, line, header in read_regressions(campaign.regressions):
+        if (line.rpartition(":")[0] == name and header.get("class") == cls
+                and (header.get("fault-pc") or "none").split()[0] == pc_key):
+            return path, False
+    campaign.regressions.mkdir(parents=True, exist_ok=True)
+    path = _unique_path(campaign.regressions, f"{campaign.routine.file_stem}--{cls}")
+    text = (f"# class: {cls}\n# classes: {','.join(classes)}\n# found-by: libfuzzer\n"
+            f"# fault-pc: {fault_pc or 'none'}\n# profile: {campaign.profile}\n{format_spec(spec)}\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path, True
+
+
+# ---- running a case through serve ----
+
+
+def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
+    """Each case through one `serve` (with the coverage plugin, as the driver runs it)."""
+    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    plugin = None if build.native(routine.xlen) else PluginMemory(root, routine.xlen)
+    out = []
+    try:
+        with executor.Server(argv, plugin=plugin) as server:
+            for i, spec in enumerate(specs):
+                result = server.run(spec.to_case(profile, i + 1))
+                if result.type == records.RESULT_ERROR:
+                    raise CopyfuzzError(f"{format_spec(spec)}: the executor rejected the case: "
+                                        f"{records.case_error_message(result.aux)}")
+                out.append(result)
+    finally:
+        if plugin:
+            plugin.close()
+    return out
+
+
+def _fault_pc(root: Path, routine: Routine, result: records.Result) -> str:
+    if not result.faults:
+        return ""
+    from .cmd_repro import _symbolizer, _where  # the same names repro shows
+
+    try:
+        info = executor.info(executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen)))
+    except CopyfuzzError:
+        info = {}
+    where = _where(_symbolizer(root, routine, info), result.fault_pc)
+    hexpc = f"{result.fault_pc:#x}"
+    return hexpc if where == hexpc else f"{hexpc} ({where})"
+
+
+def _driver_classes(finding_files: list[Path]) -> list[str]:
+    for path in finding_files:
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("classes="):
+                return [c for c in line[len("classes="):].split(",") if c]
+    return []
+
+
+# ---- libFuzzer ----
+
+
+class Status:
+    """The live status line (stderr, when it is a terminal) and the counters."""
+
+    def __init__(self, show: bool, name: str, started: float, total_s: int, base_execs: int) -> None:
+        self.show, self.name, self.started, self.total_s = show, name, started, total_s
+        self.base = base_execs
+        self.execs = 0
+        self.exec_s = 0
+        self.ft = 0
+        self.corp = 0
+        self.stats: dict[str, int] = {}
+        self.tail: list[str] = []
+
+    def line(self, text: str) -> None:
+        self.tail = (self.tail + [text])[-40:]
+        m = _STATUS.match(text)
+        if m:
+            self.execs = int(m.group(1))
+            ft, corp = _FT.search(text), _CORP.search(text)
+            self.ft = int(ft.group(1)) if ft else self.ft
+            self.corp = int(corp.group(1)) if corp else self.corp
+            self.exec_s = int(m.group(2))
+            if self.show:
+                elapsed = time.monotonic() - self.started
+                sys.stderr.write(f"\r\x1b[K{self.name}: {self.base + self.execs:,} execs  {self.exec_s}/s  "
+                                 f"ft {self.ft}  corpus {self.corp}  {elapsed:.0f}/{self.total_s} s")
+                sys.stderr.flush()
+        s = _STAT.match(text)
+        if s:
+            self.stats[s.group(1)] = int(s.group(2))
+
+    def done(self) -> None:
+        if self.show:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.terminate()  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def fuzz_round(root: Path, campaign: Campaign, env: dict[str, str], seconds: int, jobs: int,
+               status: Status) -> tuple[int, list[str]]:
+    """One libFuzzer run on the corpus; its exit status and output tail."""
+    logs = campaign.findings_dir / ".logs"
+    logs.mkdir(exist_ok=True)
+    argv = [str(root / LIBFUZZER), f"-max_total_time={seconds}", f"-seed={campaign.seed + campaign.rounds}",
+            f"-artifact_prefix={campaign.findings_dir.resolve()}/", "-print_final_stats=1",
+            f"-max_len={INPUT_MAX_LEN}"]
+    if jobs > 1:
+        argv += [f"-jobs={jobs}", f"-workers={jobs}"]
+    argv.append(str(campaign.corpus.resolve()))
+    proc = subprocess.Popen(argv, cwd=logs, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, errors="replace")
+    try:
+        assert proc.stderr is not None
+        for text in proc.stderr:
+            status.line(text.rstrip("\n"))
+        proc.wait()
+    finally:
+        _stop(proc)
+    if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
+        total = 0
+        for log in logs.glob("fuzz-*.log"):
+            last = 0
+            for text in log.read_text(errors="replace").splitlines():
+                m = _STATUS.match(text)
+                if m:
+                    last = int(m.group(1))
+                if text.startswith("==copyfuzz==") or text.startswith("copyfuzz driver:"):
+                    status.tail.append(text)
+            total += last
+            log.unlink()
+        status.execs = total
+    elif "number_of_executed_units" in status.stats:
+        status.execs = status.stats["number_of_executed_units"]
+    return proc.returncode, status.tail
+
+
+def minimise(root: Path, routine: Routine, profile: str, artifact: Path, max_len: int, seconds: int) -> Path:
+    """libFuzzer's -minimize_crash on the artifact; the artifact itself if that fails."""
+    out = artifact.with_name(f"minimized-{artifact.name}")
+    with tempfile.TemporaryDirectory(prefix="copyfuzz-min-") as scratch:
+        env = driver_env(root, routine, profile, scratch, max_len)  # its findings are thrown away
+        try:
+            subprocess.run([str(root / LIBFUZZER), "-minimize_crash=1", f"-runs={MINIMIZE_RUNS}",
+                            f"-max_total_time={max(1, seconds)}", f"-exact_artifact_path={out}", str(artifact)],
+                           cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            pass
+    return out if out.is_file() and out.stat().st_size <= artifact.stat().st_size else artifact
+
+
+def handle_artifact(root: Path, campaign: Campaign, artifact: Path, driver_findings: list[Path],
+                    max_len: int, deadline: float) -> Finding:
+    r = campaign.routine
+    budget = int(min(MINIMIZE_MAX_S, max(1.0, deadline - time.monotonic())))
+    small = minimise(root, r, campaign.profile, artifact, max_len, budget)
+    candidates = [small] if small == artifact else [small, artifact]
+    specs = [dataclasses.replace(fuzzinput.decode(p.read_bytes(), r.kind, max_len), routine=r.name)
+             for p in candidates]
+    results = run_specs(root, r, campaign.profile, specs)
+    for spec, result in zip(specs, results):
+        if result.errors:
+            classes = result.error_list
+            fault_pc = _fault_pc(root, r, result)
+            break
+    else:  # serve alone does not show it (e.g. the executor died under the driver): the driver's word
+        spec = specs[-1]
+        classes = _driver_classes(driver_findings) or ["crash"]
+        fault_pc = ""
+    cls = classes[0]
+    path, new = save_regression(campaign, spec, cls, classes, fault_pc)
+    return Finding(cls, classes, format_spec(spec), fault_pc, str(artifact), str(path), new)
+
+
+def run_fuzz(root: Path, args: argparse.Namespace) -> int:
+    if args.engine != "libfuzzer":
+        raise CopyfuzzError(f"--engine {args.engine} is not yet supported by copyfuzz fuzz: use --engine "
+                            f"libfuzzer (build/host/fuzz/copyfuzz_afl_fuzzer can be run by hand, see fuzz/README.md)")
+    routine = target(root, args)
+    if build.native(routine.xlen):
+        raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
+    profile = args.profile or routine.profile
+    build.build(root, ["all", "fuzz-targets"])
+    build.build_routines(root, [routine])
+    build.check_runner(routine.xlen)
+    stem = routine.file_stem
+    corpus = args.corpus or Path("corpora") / stem
+    findings_dir = args.findings or Path("findings") / "fuzz" / stem
+    for d in (corpus, findings_dir):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CopyfuzzError(f"cannot create {d}: {e.strerror}") from e
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)
+    campaign = Campaign(routine, profile, seed, corpus, findings_dir, args.regressions)
+    campaign.seeded = seed_corpus(root, campaign)
+    env = driver_env(root, routine, profile, findings_dir.resolve(), args.max_len)
+    show = not args.json and sys.stderr.isatty()
+    if not args.json:
+        print(f"fuzzing {routine.name} (profile {profile}) with libfuzzer for {args.time} s, seed {seed}, "
+              f"corpus {corpus} ({campaign.corpus_size} inputs)", file=sys.stderr)
+    started = time.monotonic()
+    deadline = started + args.time
+    try:
+        while True:
+            left = int(deadline - time.monotonic())
+            if left < 1:
+                break
+            before = {p.name: p.stat().st_mtime_ns for p in findings_dir.iterdir()}
+            status = Status(show, routine.name, started, args.time, campaign.executions)
+            try:
+                rc, tail = fuzz_round(root, campaign, env, left, args.jobs, status)
+            finally:
+                status.done()
+            campaign.rounds += 1
+            campaign.executions += status.execs
+            # New files, or an input found again (libFuzzer names artifacts by their hash).
+            new = sorted((p for p in findings_dir.iterdir()
+                          if p.is_file() and before.get(p.name) != p.stat().st_mtime_ns),
+                         key=lambda p: p.stat().st_mtime_ns)
+            artifacts = [p for p in new if p.name.startswith(("crash-", "timeout-", "oom-", "leak-"))]
+            driver_findings = [p for p in new if p.name.startswith("driver-")]
+            if not artifacts:
+                if rc != 0:
+                    raise CopyfuzzError(f"libFuzzer exited with status {rc} without a finding",
+                                        details="\n".join(tail[-20:]))
+                break  # the time is used up
+            stuck = False
+            for artifact in artifacts:
+                digest = hashlib.sha1(artifact.read_bytes()).hexdigest()
+                # An input of the corpus itself that fails (the routine changed since it was
+                # added) would stop every round at once: report it and end the campaign.
+                stuck |= any((corpus / name).is_file() for name in (digest, f"seed-{digest}"))
+                found = handle_artifact(root, campaign, artifact, driver_findings, args.max_len, deadline)
+                campaign.found.append(found)
+                if not args.json:
+                    what = "new regression" if found.new else "known, as"
+                    print(f"finding: {','.join(found.classes)} {found.spec} ({what} {found.regression})",
+                          file=sys.stderr)
+            if stuck:
+                print(f"copyfuzz: an input of the corpus {corpus} fails: libFuzzer cannot get past it, "
+                      f"so the campaign ends here (fix the routine, or fuzz with another --corpus)",
+                      file=sys.stderr)
+                break
+    finally:
+        campaign.elapsed_s = time.monotonic() - started
+    report(campaign, args.json)
+    return 1 if campaign.found else 0
+
+
+def report(c: Campaign, as_json: bool) -> None:
+    rate = c.executions / c.elapsed_s if c.elapsed_s > 0 else 0.0
+    by_class: dict[str, int] = {}
+    for f in c.found:
+        by_class[f.cls] = by_class.get(f.cls, 0) + 1
+    if as_json:
+        print(json.dumps({
+            "routine": c.routine.name, "engine": "libfuzzer", "profile": c.profile, "seed": c.seed,
+            "elapsed_s": round(c.elapsed_s, 2), "rounds": c.rounds, "executions": c.executions,
+            "exec_per_s": round(rate, 1), "corpus": str(c.corpus), "corpus_size": c.corpus_size,
+            "seeded": c.seeded, "findings_dir": str(c.findings_dir), "findings": by_class,
+            "finds": [dataclasses.asdict(f) for f in c.found],
+        }, indent=2))
+        return
+    console = stdout_console()
+    emit(console, f"[bold]{c.routine.name}[/]: {c.executions:,} executions in {c.elapsed_s:.0f} s "
+                  f"({rate:,.0f}/s), {c.rounds} round{'s' * (c.rounds != 1)}, corpus {c.corpus_size} inputs "
+                  f"in {c.corpus}")
+    if not c.found:
+        emit(console, "  findings: none")
+        return
+    for cls, count in by_class.items():
+        emit(console, f"  [red]{cls}[/]: {count} finding{'s' * (count != 1)}")
+    by_file: dict[str, list[Finding]] = {}
+    for f in c.found:
+        by_file.setdefault(f.regression, []).append(f)
+    for path, fs in by_file.items():
+        first = next((f for f in fs if f.new), fs[0])
+        mark = "new" if any(f.new for f in fs) else "known"
+        emit(console, f"    {path} ({mark}, found {len(fs)}x): {first.spec}  fault pc {first.fault_pc or 'none'}")
+    emit(console, f"  artifacts in {c.findings_dir}; replay with: copyfuzz replay {c.regressions}")

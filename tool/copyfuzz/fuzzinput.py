@@ -1,0 +1,151 @@
+"""The fuzz driver's input bytes <-> case specs: a Python mirror of decode() in
+fuzz/driver.c (tests compare the two on random inputs through COPYFUZZ_PRINT_CASE).
+
+Layout (every byte string decodes to a valid case; missing bytes are 0):
+  [0]    bits 0-1: src side, bits 2-3: dst side: 0/1 no fault, 2 the buffer's own
+         page is gone (fault at 0), 3 a fault after k whole pages
+  [1]    n's width in bits (mod 17); [2..3] n's bits (little-endian); n <= max_len
+  [4..5] src page offset (mod 4096), [6..7] dst page offset
+  [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
+memcpy routines only get faults at or past the end; clear routines have no source.
+"""
+
+from __future__ import annotations
+
+from . import records
+from .spec import Spec
+
+PAGE = records.PAGE_SIZE
+DEFAULT_MAX_LEN = 65536
+INPUT_SIZE = 10
+
+
+def _byte(data: bytes, i: int) -> int:
+    return data[i] if i < len(data) else 0
+
+
+def _pages(n: int, off: int) -> int:
+    return max(1, (off + n + PAGE - 1) // PAGE)
+
+
+def _side(mode: int, k: int, n: int, off: int, memcpy_kind: bool) -> int | None:
+    pages = _pages(n, off)
+    if memcpy_kind:
+        return pages * PAGE - off if mode >= 2 else None
+    if mode < 2:
+        return None
+    if mode == 2:
+        return 0
+    return (1 + k % (pages + 1)) * PAGE - off
+
+
+def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str = "") -> Spec:
+    """The case the driver runs for these bytes (COPYFUZZ_KIND=kind, COPYFUZZ_MAX_LEN=max_len)."""
+    if kind not in records.KINDS:
+        raise ValueError(f"unknown kind {kind!r}")
+    max_len = min(max_len, records.MAX_LEN)
+    sides = _byte(data, 0)
+    bits = _byte(data, 1) % 17
+    raw = _byte(data, 2) | _byte(data, 3) << 8
+    n = (raw & ((1 << bits) - 1) if bits else 0) % (max_len + 1)
+    src_off = (_byte(data, 4) | _byte(data, 5) << 8) % PAGE
+    dst_off = (_byte(data, 6) | _byte(data, 7) << 8) % PAGE
+    mc = kind == "memcpy"
+    src_fault = _side(sides & 3, _byte(data, 8), n, src_off, mc)
+    dst_fault = _side((sides >> 2) & 3, _byte(data, 9), n, dst_off, mc)
+    if kind == "clear":
+        src_off, src_fault = 0, None
+    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault)
+
+
+def _encode_side(fault: int | None, n: int, off: int, memcpy_kind: bool) -> tuple[int, int]:
+    """(mode, k) giving this fault, or ValueError if the layout cannot express it."""
+    if fault is None:
+        return 0, 0
+    pages = _pages(n, off)
+    if memcpy_kind:
+        if fault == pages * PAGE - off:
+            return 3, 0
+        raise ValueError(f"a memcpy fault can only be at {pages * PAGE - off}, not {fault}")
+    if fault == 0:
+        return 2, 0
+    if (fault + off) % PAGE == 0 and 1 <= (fault + off) // PAGE <= pages + 1:
+        return 3, (fault + off) // PAGE - 1
+    raise ValueError(f"a fault at {fault} with offset {off} is not in the input layout's range")
+
+
+def encode(spec: Spec) -> bytes:
+    """Bytes that decode to this case (for seeding a corpus); ValueError if none do
+    (n above 65535, or a fault further than one page past the end)."""
+    if spec.n > 0xFFFF:
+        raise ValueError(f"n={spec.n} is above what an input can ask for (65535)")
+    if not 0 <= spec.src_off < PAGE or not 0 <= spec.dst_off < PAGE:
+        raise ValueError("offsets must be page offsets")
+    mc = spec.kind == "memcpy"
+    if spec.kind == "clear":
+        src_mode, src_k, src_off = 0, 0, 0
+    else:
+        src_off = spec.src_off
+        src_mode, src_k = _encode_side(spec.src_fault, spec.n, src_off, mc)
+    dst_mode, dst_k = _encode_side(spec.dst_fault, spec.n, spec.dst_off, mc)
+    return bytes([
+        src_mode | dst_mode << 2,
+        16,
+        spec.n & 0xFF, spec.n >> 8,
+        src_off & 0xFF, src_off >> 8,
+        spec.dst_off & 0xFF, spec.dst_off >> 8,
+        src_k, dst_k,
+    ])
+
+
+# ---- files holding cases: spec files (regressions, .finding) or raw engine inputs ----
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+_SPEC_LINE = re.compile(r"^(?:spec=)?(?:(?P<routine>\S+):)?(?P<fields>n=\S*)$")
+SPEC_SUFFIXES = (".spec", ".finding")
+
+
+def spec_lines(data: bytes) -> list[tuple[str | None, str]] | None:
+    """(routine or None, fields) of each spec line if the bytes are a spec file (text whose
+    non-comment lines are all specs, or `key=value` lines of a driver .finding), else None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    out: list[tuple[str | None, str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or line.startswith(("classes=", "why=")):
+            continue
+        m = _SPEC_LINE.match(line)
+        if not m:
+            return None
+        out.append((m.group("routine"), m.group("fields")))
+    return out or None
+
+
+def read_case_file(path: Path) -> tuple[str, object]:
+    """('spec', [(routine|None, fields), ...]) or ('raw', bytes)."""
+    data = path.read_bytes()
+    lines = spec_lines(data)
+    if lines is not None:
+        return "spec", lines
+    if path.suffix in SPEC_SUFFIXES:
+        return "spec", []
+    return "raw", data
+
+
+def regression_header(path: Path) -> dict[str, str]:
+    """The `# key: value` comment lines of a regression file."""
+    out: dict[str, str] = {}
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        if line.startswith("#") and ":" in line:
+            key, _, value = line[1:].partition(":")
+            out.setdefault(key.strip(), value.strip())
+    return out
