@@ -167,9 +167,9 @@ $(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile
 test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref
 
-# pytest's "no tests ran" (exit 5) is a failure here, never a pass.
+# pytest (testpaths in pytest.ini: tests/ and fuzz/); its "no tests ran" (exit 5) is a failure, never a pass.
 test-py: all $(O)/host/libcfref.so
-	$(Q)$(PYTHON) -m pytest -q tests; rc=$$?; \
+	$(Q)$(PYTHON) -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 deps:
