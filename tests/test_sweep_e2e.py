@@ -168,3 +168,15 @@ def test_repro_clean_case_explains_the_numbers(built: None) -> None:
 def test_repro_rejects_bad_case_before_running(built: None) -> None:
     proc = run_cli("repro", "riscv/clear_user:n=10,src_off=3")
     assert proc.returncode == 2 and "no source" in proc.stderr
+
+
+def test_repro_disassembles_the_fault_and_its_fixup() -> None:
+    proc = run_cli("repro", "riscv/mutants/fixup-off-by-one:n=1,src_off=0,src_fault=0,dst_off=0", "--json")
+    assert proc.returncode == 1
+    code = json.loads(proc.stdout)["code"]
+    (fault,) = [r for r in code["fault"] if r["at"]]
+    assert fault["insn"].startswith("lbu")  # the byte load that met the unmapped source page
+    assert code["fixup"][0]["at"] and code["fixup"][0]["insn"].startswith("sub a0")
+    assert any("addi a0, -1" in r["insn"] for r in code["fixup"])  # the off-by-one, in plain sight
+    text = run_cli("repro", "riscv/mutants/fixup-off-by-one:n=1,src_off=0,src_fault=0,dst_off=0").stdout
+    assert "the first fault (Capstone)" in text and "the fixup it resumed at" in text

@@ -153,6 +153,31 @@ def _decode(md: Cs, data: bytes, base: int) -> dict[int, Insn]:
     return out
 
 
+def _disassemble(blobs: list[tuple[bytes, int]], xlen: int) -> dict[int, Insn]:
+    md = Cs(CS_ARCH_RISCV, (CS_MODE_RISCV64 if xlen == 64 else CS_MODE_RISCV32) | CS_MODE_RISCVC)
+    md.detail = True
+    code: dict[int, Insn] = {}
+    for data, base in blobs:
+        code.update(_decode(md, data, base))
+    return code
+
+
+def code_around(elf_path: Path, xlen: int, addr: int, before: int = 3, after: int = 3) -> list[Insn]:
+    """The routine's instructions around addr (from its code or fixup section), for reports."""
+    try:
+        with elf_path.open("rb") as f:
+            elf = ELFFile(f)
+            blobs = [(sec.data(), sec["sh_addr"]) for sec in elf.iter_sections()
+                     if sec.name in (TEXT, FIXUP) and sec["sh_size"]]
+    except (OSError, ELFError) as e:
+        raise CopyfuzzError(f"cannot read {elf_path}: {e}") from e
+    addrs = sorted(_disassemble(blobs, xlen).items())
+    index = next((i for i, (a, _) in enumerate(addrs) if a == addr), None)
+    if index is None:
+        return []
+    return [insn for _, insn in addrs[max(0, index - before):index + after + 1]]
+
+
 def _walk(code: dict[int, Insn], roots: list[int]) -> set[int]:
     seen: set[int] = set()
     todo = [r for r in roots if r in code]
@@ -212,11 +237,7 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
     if entry_addr is None:
         raise CopyfuzzError(f"{name}: symbol {symbol!r} is not in the linked executor")
 
-    md = Cs(CS_ARCH_RISCV, (CS_MODE_RISCV64 if xlen == 64 else CS_MODE_RISCV32) | CS_MODE_RISCVC)
-    md.detail = True
-    code: dict[int, Insn] = {}
-    for data, base in blobs:
-        code.update(_decode(md, data, base))
+    code = _disassemble(blobs, xlen)
 
     def in_section(addr: int, which: str | None = None) -> bool:
         return any(lo <= addr < hi for s, lo, hi in code_ranges if which in (None, s))

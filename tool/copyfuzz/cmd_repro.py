@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import build, executor, fuzzinput, records
+from .audit import code_around
 from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
@@ -223,6 +224,14 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
     for label, text in rows:
         table.add_row(f"  {label}", text)
     emit(console, table)
+    code = report.get("code")
+    if isinstance(code, dict):
+        for label, rows_ in code.items():
+            title = "the first fault" if label == "fault" else "the fixup it resumed at"
+            emit(console, f"  [bold]{title}[/] (Capstone):")
+            for r in rows_:
+                mark = "[red]→[/]" if r["at"] else " "
+                emit(console, f"    {mark} {r['address']:#x}  {escape(str(r['where'])):<28} {escape(str(r['insn']))}")
 
 
 def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
@@ -287,6 +296,12 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     report = explain(spec, profile, result, _symbolizer(root, routine, info))
     report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
+    sym_for_code = _symbolizer(root, routine, info)
+    report["code"] = {label: [{"address": i.addr, "where": _where(sym_for_code, i.addr),
+                               "insn": f"{i.mnemonic} {i.op_str}".strip(), "at": i.addr == pc}
+                              for i in code_around(root / routine.elf, routine.xlen, pc, before, 4)]
+                      for label, pc, before in (("fault", result.fault_pc, 3), ("fixup", result.fixup_pc, 0))
+                      if pc}
     if memory is not None:
         sym = _symbolizer(root, routine, info)
         for v in memory["violations"]:  # type: ignore[union-attr]
