@@ -135,8 +135,3 @@ def test_replay_of_clean_specs_exits_0(tmp_path: Path) -> None:
     proc = run_cli("replay", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "riscv/copy_user" in proc.stdout and "riscv/clear_user" in proc.stdout
-
-
-def test_afl_engine_is_refused_for_now(tmp_path: Path) -> None:
-    proc = run_cli("fuzz", "riscv/copy_user", "--engine", "afl", "--corpus", str(tmp_path / "c"))
-    assert proc.returncode == 2 and "not yet" in proc.stderr

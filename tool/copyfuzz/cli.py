@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
     fz.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
     _file_options(fz, required=False)
-    fz.add_argument("--engine", choices=("libfuzzer", "afl"), default="libfuzzer",
-                    help="fuzzing engine (default libfuzzer; afl is not supported yet)")
+    fz.add_argument("--engine", choices=("libfuzzer", "afl", "hypothesis"), default="libfuzzer",
+                    help="fuzzing engine (default libfuzzer)")
     fz.add_argument("--time", type=_int_in(1, 10**9), default=60, metavar="SECONDS",
                     help="how long the campaign runs (default 60)")
     fz.add_argument("--jobs", type=_int_in(1, 1024), default=1, metavar="N",
@@ -149,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--regressions", type=Path, default=Path("corpora/regressions"), metavar="DIR",
                     help="where findings are saved as regression specs (default corpora/regressions/)")
     fz.add_argument("--seed", type=_int_in(0, 2**31 - 2), metavar="S",
-                    help="libFuzzer seed of the first round (default: a fresh one, printed)")
+                    help="seed of the first round (libFuzzer -seed, afl-fuzz -s, hypothesis.seed; "
+                         "default: a fresh one, printed)")
     fz.add_argument("--profile", choices=records.PROFILES,
                     help="contract to judge by (default: the routine's declared profile)")
     fz.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",

@@ -1,5 +1,11 @@
 """`copyfuzz fuzz ROUTINE`: a coverage-guided campaign with the native driver (fuzz/driver.c).
 
+Engines: libfuzzer (default, described below); afl (afl-fuzz -V on the AFL++ build of
+the driver, -M/-S with --jobs, output in <findings>/afl/ and resumed with -i -, each crash
+minimised with afl-tmin, the queue copied back into the corpus); hypothesis (the
+strategies of strategies.py over one serve, a failing case shrunk and saved, then the
+search goes on for other classes until the time is up).
+
 libFuzzer stops at its first crash, so a campaign is a series of rounds on the same
 corpus until --time is used up: after each finding the input is minimised, decoded
 (fuzzinput), re-run through `serve` for its classes and fault pc, and saved as a
@@ -35,6 +41,10 @@ from .targets import file_routines
 from .ui import emit, stdout_console
 
 LIBFUZZER = "build/host/fuzz/copyfuzz_fuzzer"
+AFL_TARGET = "build/host/fuzz/copyfuzz_afl_fuzzer"
+TMIN_MAX_S = 30  # afl-tmin per crash
+AFL_GRACE_S = 30  # past -V: calibration, then a clean stop
+HYPOTHESIS_SHRINK_S = 20  # shrinking may run this far past --time
 PLUGIN_SO = "build/host/cfplugin.so"
 MINIMIZE_RUNS = 2000
 MINIMIZE_MAX_S = 20
@@ -69,6 +79,7 @@ class Campaign:
     elapsed_s: float = 0.0
     rounds: int = 0
     seeded: int = 0
+    engine: str = "libfuzzer"
     found: list[Finding] = field(default_factory=list)
 
     @property
@@ -168,7 +179,7 @@ def save_regression(campaign: Campaign, spec: Spec, cls: str, classes: list[str]
             return path, False
     campaign.regressions.mkdir(parents=True, exist_ok=True)
     path = _unique_path(campaign.regressions, f"{campaign.routine.file_stem}--{cls}")
-    text = (f"# class: {cls}\n# classes: {','.join(classes)}\n# found-by: libfuzzer\n"
+    text = (f"# class: {cls}\n# classes: {','.join(classes)}\n# found-by: {campaign.engine}\n"
             f"# fault-pc: {fault_pc or 'none'}\n# profile: {campaign.profile}\n{format_spec(spec)}\n")
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text)
@@ -347,12 +358,13 @@ def handle_artifact(root: Path, campaign: Campaign, artifact: Path, driver_findi
 
 
 def run_fuzz(root: Path, args: argparse.Namespace) -> int:
-    if args.engine != "libfuzzer":
-        raise CopyfuzzError(f"--engine {args.engine} is not yet supported by copyfuzz fuzz: use --engine "
-                            f"libfuzzer (build/host/fuzz/copyfuzz_afl_fuzzer can be run by hand, see fuzz/README.md)")
     routine = target(root, args)
     if build.native(routine.xlen):
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
+    if args.engine == "afl":
+        missing = [t for t in ("afl-fuzz", "afl-tmin") if not shutil.which(t)]
+        if missing:
+            raise CopyfuzzError(f"--engine afl needs {' and '.join(missing)} (AFL++): run 'make deps'")
     profile = args.profile or routine.profile
     build.build(root, ["all", "fuzz-targets"])
     build.build_routines(root, [routine])
@@ -366,15 +378,40 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
         except OSError as e:
             raise CopyfuzzError(f"cannot create {d}: {e.strerror}") from e
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)
-    campaign = Campaign(routine, profile, seed, corpus, findings_dir, args.regressions)
-    campaign.seeded = seed_corpus(root, campaign)
+    campaign = Campaign(routine, profile, seed, corpus, findings_dir, args.regressions, engine=args.engine)
+    if args.engine != "hypothesis":  # Hypothesis draws its own cases: no corpus
+        campaign.seeded = seed_corpus(root, campaign)
     env = driver_env(root, routine, profile, findings_dir.resolve(), args.max_len)
     show = not args.json and sys.stderr.isatty()
     if not args.json:
-        print(f"fuzzing {routine.name} (profile {profile}) with libfuzzer for {args.time} s, seed {seed}, "
-              f"corpus {corpus} ({campaign.corpus_size} inputs)", file=sys.stderr)
+        where = "" if args.engine == "hypothesis" else f", corpus {corpus} ({campaign.corpus_size} inputs)"
+        print(f"fuzzing {routine.name} (profile {profile}) with {args.engine} for {args.time} s, seed {seed}"
+              f"{where}", file=sys.stderr)
     started = time.monotonic()
     deadline = started + args.time
+    if args.engine == "libfuzzer":
+        libfuzzer_campaign(root, campaign, env, args, show, started, deadline)
+    else:
+        try:
+            if args.engine == "afl":
+                afl_campaign(root, campaign, env, args, deadline)
+            else:
+                hypothesis_campaign(root, campaign, args, deadline)
+        finally:
+            campaign.elapsed_s = time.monotonic() - started
+    report(campaign, args.json)
+    return 1 if campaign.found else 0
+
+
+def _print_finding(found: Finding, as_json: bool) -> None:
+    if not as_json:
+        what = "new regression" if found.new else "known, as"
+        print(f"finding: {','.join(found.classes)} {found.spec} ({what} {found.regression})", file=sys.stderr)
+
+
+def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argparse.Namespace,
+                       show: bool, started: float, deadline: float) -> None:
+    routine, corpus, findings_dir = campaign.routine, campaign.corpus, campaign.findings_dir
     try:
         while True:
             left = int(deadline - time.monotonic())
@@ -407,10 +444,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
                 stuck |= any((corpus / name).is_file() for name in (digest, f"seed-{digest}"))
                 found = handle_artifact(root, campaign, artifact, driver_findings, args.max_len, deadline)
                 campaign.found.append(found)
-                if not args.json:
-                    what = "new regression" if found.new else "known, as"
-                    print(f"finding: {','.join(found.classes)} {found.spec} ({what} {found.regression})",
-                          file=sys.stderr)
+                _print_finding(found, args.json)
             if stuck:
                 print(f"copyfuzz: an input of the corpus {corpus} fails: libFuzzer cannot get past it, "
                       f"so the campaign ends here (fix the routine, or fuzz with another --corpus)",
@@ -418,8 +452,295 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
                 break
     finally:
         campaign.elapsed_s = time.monotonic() - started
-    report(campaign, args.json)
-    return 1 if campaign.found else 0
+
+
+# ---- AFL++ ----
+
+
+def afl_env(env: dict[str, str]) -> dict[str, str]:
+    return {**env, "AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
+            "AFL_NO_AFFINITY": "1", "AFL_SKIP_CRASHES": "1", "AFL_IGNORE_SEED_PROBLEMS": "1"}
+
+
+def _afl_seeds(campaign: Campaign, scratch: Path) -> Path:
+    """The corpus if it has inputs, else one small seed file."""
+    if campaign.corpus_size:
+        return campaign.corpus.resolve()
+    seeds = scratch / "seeds"
+    seeds.mkdir()
+    (seeds / "seed").write_bytes(b"\x00" * 10)
+    return seeds
+
+
+def _queue_to_corpus(campaign: Campaign, out: Path) -> None:
+    """AFL's new queue entries into the corpus (named by content hash, as libFuzzer does)."""
+    for path in out.glob("*/queue/id:*"):
+        if path.is_file():
+            data = path.read_bytes()
+            digest = hashlib.sha1(data).hexdigest()
+            if not (campaign.corpus / digest).exists() and not (campaign.corpus / f"seed-{digest}").exists():
+                (campaign.corpus / digest).write_bytes(data)
+
+
+def afl_tmin(root: Path, campaign: Campaign, crash: Path, env: dict[str, str], seconds: int) -> Path:
+    """afl-tmin on an AFL crash, time-limited; the crash itself if that fails."""
+    out = campaign.findings_dir / "afl-min" / f"min-{hashlib.sha1(crash.read_bytes()).hexdigest()}"
+    out.parent.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="copyfuzz-tmin-") as scratch:
+        tenv = afl_env({**env, "COPYFUZZ_FINDINGS": scratch})  # its findings are thrown away
+        try:
+            subprocess.run(["timeout", str(max(1, seconds)), "afl-tmin", "-i", str(crash), "-o", str(out),
+                            "--", str(root / AFL_TARGET)], cwd=scratch, env=tenv, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 30)
+        except subprocess.TimeoutExpired:
+            pass
+    return out if out.is_file() and 0 < out.stat().st_size <= crash.stat().st_size else crash
+
+
+def _afl_execs(stats: Path) -> int:
+    if stats.is_file():
+        for line in stats.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "execs_done" and value.strip().isdigit():
+                return int(value.strip())
+    return 0
+
+
+def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argparse.Namespace,
+                 deadline: float) -> None:
+    """afl-fuzz -V for the time (-M main and -S secN with --jobs), in findings/afl/ (resumed
+    with -i - where an instance has a queue); then every new crash minimised and saved."""
+    out = (campaign.findings_dir / "afl").resolve()
+    out.mkdir(exist_ok=True)
+    logs = campaign.findings_dir / ".logs"
+    logs.mkdir(exist_ok=True)
+    names = ["default"] if args.jobs == 1 else ["main", *(f"sec{i}" for i in range(1, args.jobs))]
+    seconds = max(1, int(deadline - time.monotonic()))
+    fenv = afl_env(env)
+    procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+    before = {name: _afl_execs(out / name / "fuzzer_stats") for name in names}  # a resume counts on
+    with tempfile.TemporaryDirectory(prefix="copyfuzz-afl-") as scratch:
+        seeds = _afl_seeds(campaign, Path(scratch))
+        try:
+            for i, name in enumerate(names):
+                resume = (out / name / "queue").is_dir()
+                argv = ["afl-fuzz", "-i", "-" if resume else str(seeds), "-o", str(out), "-V", str(seconds),
+                        "-s", str((campaign.seed + i) % 2**31)]
+                if name != "default":
+                    argv += ["-M" if name == "main" else "-S", name]
+                argv += ["--", str(root / AFL_TARGET)]
+                log = logs / f"afl-{name}.log"
+                with open(log, "wb") as f:
+                    procs.append((name, subprocess.Popen(argv, cwd=logs, env=fenv, stdin=subprocess.DEVNULL,
+                                                         stdout=f, stderr=subprocess.STDOUT), log))
+            for name, proc, log in procs:
+                try:
+                    proc.wait(timeout=max(1.0, deadline + AFL_GRACE_S - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            for _, proc, _ in procs:
+                if proc.poll() is None:
+                    proc.send_signal(2)  # SIGINT: afl-fuzz saves its state and exits
+            for _, proc, _ in procs:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+    campaign.rounds = 1
+    for name, proc, log in procs:
+        stats = out / name / "fuzzer_stats"
+        if stats.is_file():
+            campaign.executions += max(0, _afl_execs(stats) - before.get(name, 0))
+        elif proc.returncode not in (0, None):
+            tail = log.read_text(errors="replace").splitlines()[-20:]
+            raise CopyfuzzError(f"afl-fuzz ({name}) exited with status {proc.returncode} without starting",
+                                details="\n".join(tail))
+    _queue_to_corpus(campaign, out)
+    handle_afl_crashes(root, campaign, env, out, args)
+
+
+def handle_afl_crashes(root: Path, campaign: Campaign, env: dict[str, str], out: Path,
+                       args: argparse.Namespace) -> None:
+    """Each crash not handled before, through serve for its class: per class the shortest is
+    minimised with afl-tmin, re-run and saved as a regression (as the libFuzzer path does)."""
+    r = campaign.routine
+    handled_file = campaign.findings_dir / "afl-handled"
+    handled = set(handled_file.read_text().split()) if handled_file.is_file() else set()
+    crashes: dict[str, Path] = {}
+    for path in sorted(out.glob("*/crashes/id:*")):
+        if path.is_file():
+            digest = hashlib.sha1(path.read_bytes()).hexdigest()
+            if digest not in handled:
+                crashes.setdefault(digest, path)
+    if not crashes:
+        return
+    paths = list(crashes.values())
+    specs = [dataclasses.replace(fuzzinput.decode(p.read_bytes(), r.kind, args.max_len), routine=r.name)
+             for p in paths]
+    results = run_specs(root, r, campaign.profile, specs)
+    # One per class, the shortest copy: AFL keeps many crashes of one bug (new paths), and
+    # afl-tmin costs seconds each under QEMU.
+    groups: dict[str, tuple[int, Path]] = {}
+    for path, spec, result in zip(paths, specs, results):
+        cls = result.error_list[0] if result.errors else "crash"
+        if cls not in groups or spec.n < groups[cls][0]:
+            groups[cls] = (spec.n, path)
+    cls_of = {path: cls for cls, (_, path) in groups.items()}
+    for _, crash in groups.values():
+        small = afl_tmin(root, campaign, crash, env, TMIN_MAX_S)
+        candidates = [small] if small == crash else [small, crash]
+        # afl-tmin leaves the bytes it does not need as '0' (so n=0x3030): lower each byte
+        # further while the class still shows.
+        lowered = small.with_name(small.name + "-lowered")
+        lowered.write_bytes(lower_bytes(root, campaign, small.read_bytes(), cls_of[crash], args.max_len))
+        candidates.insert(0, lowered)
+        cspecs = [dataclasses.replace(fuzzinput.decode(p.read_bytes(), r.kind, args.max_len), routine=r.name)
+                  for p in candidates]
+        for spec, result in zip(cspecs, run_specs(root, r, campaign.profile, cspecs)):
+            if result.errors:
+                classes, fault_pc = result.error_list, _fault_pc(root, r, result)
+                break
+        else:  # serve alone does not show it: the driver's word
+            spec, classes, fault_pc = cspecs[-1], _driver_classes(
+                sorted(campaign.findings_dir.glob("driver-*.finding"))) or ["crash"], ""
+        path, new = save_regression(campaign, spec, classes[0], classes, fault_pc)
+        found = Finding(classes[0], classes, format_spec(spec), fault_pc, str(crash), str(path), new)
+        campaign.found.append(found)
+        _print_finding(found, args.json)
+    with open(handled_file, "a") as f:
+        f.write("".join(f"{d}\n" for d in crashes))
+
+
+def lower_bytes(root: Path, campaign: Campaign, data: bytes, cls: str, max_len: int,
+                max_runs: int = 600) -> bytes:
+    """Greedy: each byte to 0, half, minus one, kept while serve still shows the class."""
+    r = campaign.routine
+    argv = executor.executor_argv(root, r.elf, build.run_prefix(r.xlen))
+    plugin = PluginMemory(root, r.xlen)
+    best = bytearray(data)
+    runs = 0
+    try:
+        with executor.Server(argv, plugin=plugin) as server:
+            progress = True
+            while progress and runs < max_runs:
+                progress = False
+                for i in range(len(best)):
+                    for value in (0, best[i] // 2, best[i] - 1):
+                        if not 0 <= value < best[i] or runs >= max_runs:
+                            continue
+                        trial = bytearray(best)
+                        trial[i] = value
+                        spec = fuzzinput.decode(bytes(trial), r.kind, max_len)
+                        runs += 1
+                        result = server.run(spec.to_case(campaign.profile, runs))
+                        if result.type == records.RESULT_CASE and cls in result.error_list:
+                            best, progress = trial, True
+                            break
+    except executor.ExecutorError:
+        pass
+    finally:
+        plugin.close()
+    return bytes(best)
+
+
+# ---- Hypothesis ----
+
+
+class _TimeUp(BaseException):
+    """Raised inside the Hypothesis test to end the search (not a failure to shrink)."""
+
+
+def hypothesis_campaign(root: Path, campaign: Campaign, args: argparse.Namespace, deadline: float) -> None:
+    """Searches with the strategies of strategies.py over one persistent serve (with the memory
+    plugin, as the driver runs): a case whose errors include a class not found yet fails, is
+    shrunk and saved; the search goes on, without that class, until the time is up."""
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    from . import strategies
+
+    r = campaign.routine
+    argv = executor.executor_argv(root, r.elf, build.run_prefix(r.xlen))
+    plugin = PluginMemory(root, r.xlen)
+    found_mask = 0
+    hard_stop = deadline + HYPOTHESIS_SHRINK_S
+    server: list[executor.Server] = [executor.Server(argv, plugin=plugin)]
+
+    class State:
+        calls = 0
+        failing: records.Case | None = None
+        crashed = False
+
+    try:
+        while time.monotonic() < deadline:
+            state = State()
+            mask = found_mask
+
+            def run_case(case: records.Case) -> tuple[int, bool]:
+                try:
+                    result = server[0].run(case)
+                except executor.ExecutorError:  # the executor died: a crash; start a new one
+                    server[0].close()
+                    server[0] = executor.Server(argv, plugin=plugin)
+                    return 0, True
+                if result.type == records.RESULT_ERROR:
+                    raise CopyfuzzError(f"the executor rejected a drawn case: "
+                                        f"{records.case_error_message(result.aux)}")
+                return result.errors, False
+
+            @seed(campaign.seed + campaign.rounds)
+            @settings(max_examples=10**8, database=None, deadline=None, derandomize=False,
+                      phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
+                      report_multiple_bugs=False, print_blob=False)
+            @given(strategies.cases(r.kind, campaign.profile, max_len=args.max_len))
+            def search(case: records.Case) -> None:
+                now = time.monotonic()
+                if now >= hard_stop or (state.failing is None and now >= deadline):
+                    raise _TimeUp()
+                state.calls += 1
+                errors, crashed = run_case(case)
+                crash_bit = 1 << records.CLASS_BY_NAME["crash"].bit
+                if crashed:
+                    errors = crash_bit
+                if errors & ~mask:
+                    state.failing = case
+                    raise AssertionError("a new class")
+
+            campaign.rounds += 1
+            try:
+                search()
+            except _TimeUp:
+                pass
+            except AssertionError:
+                pass
+            campaign.executions += state.calls
+            if state.failing is None:
+                break
+            spec = fuzzinput_spec(r, state.failing)
+            try:
+                (result,) = run_specs(root, r, campaign.profile, [spec])
+                classes = result.error_list or ["crash"]
+                fault_pc = _fault_pc(root, r, result)
+            except executor.ExecutorError:  # the executor dies on it
+                classes, fault_pc = ["crash"], ""
+            new_classes = [c for c in classes if not (mask >> records.CLASS_BY_NAME[c].bit) & 1] or classes
+            for c in classes:  # crash too when serve alone does not show it: never loop on it
+                found_mask |= 1 << records.CLASS_BY_NAME[c].bit
+            cls = new_classes[0]
+            path, new = save_regression(campaign, spec, cls, classes, fault_pc)
+            found = Finding(cls, classes, format_spec(spec), fault_pc, "", str(path), new)
+            campaign.found.append(found)
+            _print_finding(found, args.json)
+    finally:
+        server[0].close()
+        plugin.close()
+
+
+def fuzzinput_spec(routine: Routine, case: records.Case) -> Spec:
+    from .spec import from_case
+
+    return from_case(routine.name, case)
 
 
 def report(c: Campaign, as_json: bool) -> None:
@@ -429,7 +750,7 @@ def report(c: Campaign, as_json: bool) -> None:
         by_class[f.cls] = by_class.get(f.cls, 0) + 1
     if as_json:
         print(json.dumps({
-            "routine": c.routine.name, "engine": "libfuzzer", "profile": c.profile, "seed": c.seed,
+            "routine": c.routine.name, "engine": c.engine, "profile": c.profile, "seed": c.seed,
             "elapsed_s": round(c.elapsed_s, 2), "rounds": c.rounds, "executions": c.executions,
             "exec_per_s": round(rate, 1), "corpus": str(c.corpus), "corpus_size": c.corpus_size,
             "seeded": c.seeded, "findings_dir": str(c.findings_dir), "findings": by_class,
