@@ -27,6 +27,7 @@ from . import build, executor, records
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
+from .spec import Spec
 from .targets import bundled_routines, file_routines
 from .ui import emit, stdout_console
 
@@ -70,9 +71,9 @@ def cells(kind: str, sizes: tuple[int, ...], small: bool, mix: bool) -> list[Cel
 
 
 def _case(cell: Cell, kind: str, profile: str, case_id: int) -> records.Case:
-    return records.Case(kind=records.KINDS.index(kind), profile=records.PROFILES.index(profile),
-                        id=case_id, n=cell.n, src_off=cell.src_off if kind != "clear" else 0,
-                        dst_off=cell.dst_off, src_fault=records.NO_FAULT, dst_fault=records.NO_FAULT)
+    """A bench cell as a case record: no fault on either side."""
+    spec = Spec("bench", kind, cell.n, cell.src_off if kind != "clear" else 0, None, cell.dst_off, None)
+    return spec.to_case(profile, case_id)
 
 
 def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[dict[str, object]]:

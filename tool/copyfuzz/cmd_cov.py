@@ -10,6 +10,7 @@ instructions marked. In the terminal, and with --html FILE as one HTML file.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import json
 from pathlib import Path
@@ -56,7 +57,7 @@ def collect(root: Path, routine: Routine, args: argparse.Namespace) -> tuple[dic
         if args.corpus:
             with executor.Server(argv, plugin=plugin) as server:
                 for i, case in enumerate(corpus_cases(Path(args.corpus), routine, routine.profile)):
-                    server.run(case.__class__(**{**case.__dict__, "id": i}))
+                    server.run(dataclasses.replace(case, id=i))
         else:
             opts = ["--max-len", str(args.max_len), "--profile", routine.profile]
             for _ in executor.sweep(argv, opts, jobs=1, plugins=[plugin]):
