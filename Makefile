@@ -58,6 +58,10 @@ routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
 .PHONY: all deps check test-c test-py clean list-executors plugin fuzz-targets
+# The host-side parts are named here because prerequisites expand as they are read.
+PLUGIN           := $(O)/host/cfplugin.so
+LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
+AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
 all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
 list-executors:
@@ -137,7 +141,6 @@ $(O)/host/test_ref: ref/test/test_ref.c $(HOST_SRCS) $(HEADERS) Makefile
 	$(Q)$(HOSTCC) $(HOST_FLAGS) $(SAN_FLAGS) -o $@ ref/test/test_ref.c $(HOST_SRCS)
 
 # The QEMU TCG plugin (a host shared object loaded by qemu-riscv64 -plugin).
-PLUGIN := $(O)/host/cfplugin.so
 $(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $@ plugin/cfplugin.c
@@ -148,8 +151,6 @@ plugin: $(PLUGIN)
 # chosen at run time (COPYFUZZ_EXECUTOR): one build serves every routine.
 FUZZ_SRCS  := fuzz/driver.c ref/ref.c
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
-LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
-AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
 $(LIBFUZZER_TARGET): $(FUZZ_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS)
