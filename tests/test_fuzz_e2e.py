@@ -50,23 +50,38 @@ def libfuzzer(tmp_path: Path, routine: str, *flags: str, **extra: str) -> tuple[
     return proc.returncode, proc.stderr, findings
 
 
+def parent_routine(mutant: str) -> str:
+    """The correct routine a mutant includes and bends (its `#include "../X.S"`)."""
+    for line in (ROOT / f"arch/riscv/mutants/{mutant}.S").read_text().splitlines():
+        if line.startswith('#include "../'):
+            return "riscv/" + line.split('"../', 1)[1].split(".S", 1)[0]
+    raise AssertionError(f"{mutant} includes no routine")
+
+
+def replay(routine: str, artifact: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The AFL++ build of the same driver, run on one input."""
+    return subprocess.run([str(AFL), str(artifact)], env=env_for(routine, tmp_path),
+                          capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("mutant", ["fixup-off-by-one", "no-progress-partial-word", "wrong-shift",
                                     "overread-in-page",  # only the plugin sees this one
                                     "clear-returns-zero"])
 def test_libfuzzer_finds_mutants_from_an_empty_corpus(tmp_path: Path, mutant: str) -> None:
-    expect = expected_classes(mutant)
     rc, err, findings = libfuzzer(tmp_path, f"riscv/mutants/{mutant}", "-max_total_time=60", "-seed=1")
     assert rc != 0, err[-2000:]
     shown = err.split("==copyfuzz== FINDING: ")[1].split(" ")[0].split(",")
-    assert expect & set(shown), (mutant, shown)
     (finding,) = findings.glob("driver-*.finding")  # on disk before the abort...
-    cls = sorted(expect & set(shown))[0]
-    assert cls in finding.read_text()
+    assert f"classes={','.join(shown)}" in finding.read_text()
     (artifact,) = findings.glob("crash-*")  # ...and the engine saved the input
-    # AFL++'s build of the same driver replays libFuzzer's artifact to the same finding
-    replay = subprocess.run([str(AFL), str(artifact)], env=env_for(f"riscv/mutants/{mutant}", tmp_path),
-                            capture_output=True, text=True, timeout=120)
-    assert replay.returncode != 0 and cls in replay.stderr
+    # The first finding may be any class the seeded bug produces (under exact, a word fixup
+    # that skips the bytewise retry is `imprecise` before it is `no-progress`): what makes it
+    # the mutant's is that the same input is clean on the correct routine it bends.
+    assert set(shown) & expected_classes(mutant) or shown[0] == "imprecise", (mutant, shown)
+    again = replay(f"riscv/mutants/{mutant}", artifact, tmp_path)
+    assert again.returncode != 0 and f"FINDING: {shown[0]}" in again.stderr
+    parent = replay(parent_routine(mutant), artifact, tmp_path)
+    assert parent.returncode == 0, parent.stderr[-2000:]
 
 
 @pytest.mark.parametrize("routine", ["riscv/copy_user", "riscv/clear_user", "riscv/memcpy"])
