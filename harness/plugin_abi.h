@@ -27,10 +27,14 @@
 #include <stdint.h>
 
 #define CF_PLUGIN_MAGIC 0x31504643u /* "CFP1" */
-#define CF_PLUGIN_VERSION 1
+#define CF_PLUGIN_VERSION 2
 #define CF_COV_MAP_SIZE 4096      /* edge-coverage bytes, reset per case */
 #define CF_INSN_SLOTS 8192        /* per-instruction counts: (pc - lo) / 2 */
 #define CF_EXTABLE_SLOTS 1024     /* per-entry hit counts (executor) */
+
+/* insn_flow bits: how execution left an instruction (cumulative) */
+#define CF_FLOW_NEXT 1u           /* to the next instruction: a branch not taken */
+#define CF_FLOW_JUMP 2u           /* by a control transfer: a branch taken, a jump, a fault to a fixup */
 
 /* per_case.viol bits */
 #define CF_VIOL_STORE_OOB 1u      /* a store touched a byte outside the dst window */
@@ -72,6 +76,25 @@ struct cf_plugin_shm {
 	uint64_t cases;                   /* cases run with the plugin */
 	uint64_t insn_count[CF_INSN_SLOTS];       /* by (pc - code_lo) / 2, code then fixup */
 	uint64_t extable_hits[CF_EXTABLE_SLOTS];  /* by table entry index (executor) */
+	uint8_t insn_flow[CF_INSN_SLOTS];         /* CF_FLOW_* bits, slots as insn_count */
+};
+
+/*
+ * A coverage snapshot: what the fuzz driver (fuzz/driver.c) has covered of the
+ * routine so far, written to $COPYFUZZ_COVERAGE/cov-<pid> (whole files only:
+ * written aside, then renamed) about once a second and at exit. The tool ORs
+ * the snapshots of every worker and measures them against the routine's
+ * static branches and table entries (tool/copyfuzz/coverage.py).
+ */
+#define CF_SNAPSHOT_MAGIC 0x31534643u /* "CFS1" */
+#define CF_SLOT_RAN 4u                /* snapshot slot bit: executed; CF_FLOW_* below it */
+
+struct cf_cov_snapshot {
+	uint32_t magic, version;          /* CF_SNAPSHOT_MAGIC, CF_PLUGIN_VERSION */
+	uint64_t code_lo, code_hi, fixup_lo, fixup_hi;
+	uint64_t cases;                   /* cases run with the plugin */
+	uint8_t slot[CF_INSN_SLOTS];      /* CF_SLOT_RAN | CF_FLOW_* */
+	uint8_t entry[CF_EXTABLE_SLOTS];  /* 1: the table entry was faulted through */
 };
 
 #endif /* CF_PLUGIN_ABI_H */

@@ -99,10 +99,13 @@ struct cf_insn {
 	uint64_t pc;
 	uint64_t size;
 	uint64_t *count; /* its insn_count slot, or sink when it has none */
+	uint8_t *flow;   /* its insn_flow slot, or flow_sink */
 };
 
 static struct cf_plugin_shm *shm;
 static uint64_t sink;                           /* counts of instructions past the slots */
+static uint8_t flow_sink;
+static uint8_t *last_flow = &flow_sink;         /* the previous instruction's insn_flow */
 static struct cf_insn slot_insn[CF_INSN_SLOTS]; /* udata of slotted instructions, reused */
 static int warned_abi;
 
@@ -117,6 +120,10 @@ static void insn_exec(unsigned int vcpu_index, void *udata)
 	(void)vcpu_index;
 	c->insns++;
 	(*in->count)++;
+	/* How the previous instruction of this case was left (none at a case's start). */
+	if (last_size)
+		*last_flow |= last_pc + last_size == pc ? CF_FLOW_NEXT : CF_FLOW_JUMP;
+	last_flow = in->flow;
 	/* An edge on a control transfer, or into the routine's first instruction. */
 	if (last_pc + last_size != pc || last_size == 0) {
 		uint64_t h = (last_pc * 0x9e3779b97f4a7c15ull ^ pc) * 0xbf58476d1ce4e5b9ull;
@@ -246,6 +253,7 @@ static struct cf_insn *describe(uint64_t pc, uint64_t size, uint64_t code_lo, ui
 		 * code is translated again: no allocation per translation. */
 		in = &slot_insn[slot];
 		in->count = &shm->insn_count[slot];
+		in->flow = &shm->insn_flow[slot];
 	} else {
 		/* Past the slots (a routine over 16 KiB): still counted and
 		 * checked, without a per-instruction count. Rare enough that a
@@ -254,6 +262,7 @@ static struct cf_insn *describe(uint64_t pc, uint64_t size, uint64_t code_lo, ui
 		if (!in)
 			return NULL;
 		in->count = &sink;
+		in->flow = &flow_sink;
 	}
 	in->pc = pc;
 	in->size = size;

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from copyfuzz import plugin
+from copyfuzz import fuzzinput, plugin
+from copyfuzz.spec import parse_fields
 
 from conftest import ROOT, run_cli
 
@@ -25,12 +26,18 @@ def test_plugin_abi_mirror_matches_the_header(tmp_path: Path) -> None:
     c = dict(line.rsplit(" ", 1) for line in subprocess.run([str(exe)], check=True, capture_output=True,
                                                           text=True).stdout.splitlines())
     py = {f: getattr(plugin.Shm, f).offset for f in ("plugin_ready", "code_lo", "fixup_hi", "stack_hi",
-                                                      "now", "edges", "cases", "insn_count", "extable_hits")}
+                                                      "now", "edges", "cases", "insn_count", "extable_hits",
+                                                      "insn_flow")}
     py["now.viol"] = plugin.Shm.now.offset + plugin.CaseCounters.viol.offset
     py["now.store_oob"] = plugin.Shm.now.offset + plugin.CaseCounters.store_oob.offset
     py["now.overread"] = plugin.Shm.now.offset + plugin.CaseCounters.overread.offset
     py["now.edges_hit"] = plugin.Shm.now.offset + plugin.CaseCounters.edges_hit.offset
     py["size"] = ctypes.sizeof(plugin.Shm)
+    py["snapshot.slot"] = plugin.Snapshot.slot.offset
+    py["snapshot.entry"] = plugin.Snapshot.entry.offset
+    py["snapshot.size"] = ctypes.sizeof(plugin.Snapshot)
+    py["version"] = plugin.VERSION
+    py["snapshot.magic"] = plugin.SNAPSHOT_MAGIC
     assert {k: int(v) for k, v in c.items()} == py
 
 
@@ -115,3 +122,29 @@ def test_cov_sweep_and_corpus(tmp_path: Path) -> None:
     rep2 = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(corpus), "--json").stdout)
     assert rep2["cases"] == 2 and rep2["entries_taken"] == 0
     assert rep2["executed"] > 0
+    # a fuzz engine's raw input in the corpus is decoded as the driver decodes it
+    (corpus / "crash-input").write_bytes(fuzzinput.encode(parse_fields("riscv/copy_user", "copy", "n=64,src_off=4056,src_fault=40,dst_off=0")))
+    rep3 = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(corpus), "--json").stdout)
+    assert rep3["cases"] == 3 and rep3["entries_taken"] > 0
+
+
+def test_cov_edges_are_branch_directions_and_fault_paths(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "zero").write_text("n=0,src_off=0,dst_off=0\n")
+    rep = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(corpus), "--json").stdout)
+    branches = [r for r in rep["listing"] if r["branch"] is not None]
+    assert branches, "copy_user has conditional branches"
+    # one case: each branch it ran went exactly one way, and the others never ran
+    for r in branches:
+        assert (r["branch"] in ("taken", "not taken")) if r["count"] else r["branch"] == "", r
+    cov = rep["coverage"]
+    assert cov["branch_edges"] == 2 * len(branches)
+    assert cov["branch_covered"] == sum(1 for r in branches if r["count"])
+    assert cov["fault_edges"] == rep["entries"] and cov["fault_covered"] == 0
+    # an exhaustive sweep to 64 bytes takes both ways somewhere, and faults through entries
+    full = json.loads(run_cli("cov", "riscv/copy_user", "--max-len", "64", "--json").stdout)
+    assert any(r["branch"] == "both" for r in full["listing"])
+    assert full["coverage"]["branch_covered"] > cov["branch_covered"]
+    assert full["coverage"]["fault_covered"] == full["entries_taken"] > 0
+    assert "branch directions" in full["summary"]

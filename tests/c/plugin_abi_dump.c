@@ -21,6 +21,12 @@ int main(void)
 	OFF(cases);
 	OFF(insn_count);
 	OFF(extable_hits);
+	OFF(insn_flow);
 	printf("size %zu\n", sizeof(struct cf_plugin_shm));
+	printf("snapshot.slot %zu\n", offsetof(struct cf_cov_snapshot, slot));
+	printf("snapshot.entry %zu\n", offsetof(struct cf_cov_snapshot, entry));
+	printf("snapshot.size %zu\n", sizeof(struct cf_cov_snapshot));
+	printf("version %d\n", CF_PLUGIN_VERSION);
+	printf("snapshot.magic %u\n", CF_SNAPSHOT_MAGIC);
 	return 0;
 }

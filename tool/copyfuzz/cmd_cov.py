@@ -1,10 +1,12 @@
 """`copyfuzz cov ROUTINE [--sweep | --corpus DIR]`: which instructions ran, how often.
 
 Runs cases under the QEMU plugin, which counts every execution of every
-instruction of the routine (and its fixups); the executor counts every fault
-taken through each exception-table entry. The listing is Capstone's, annotated:
-execution count, the table entry and how often it was taken, never-executed
-instructions marked. In the terminal, and with --html FILE as one HTML file.
+instruction of the routine (and its fixups) and how execution left it; the
+executor counts every fault taken through each exception-table entry. The
+listing is Capstone's, annotated: execution count, the branch directions taken,
+the table entry and how often it was taken, never-executed instructions marked.
+The summary gives the share of instructions and of edges (branch directions and
+fault paths, coverage.py). In the terminal, and with --html FILE as one HTML file.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, records
+from . import build, executor, fuzzinput, plugin, records
 from .audit import Audit, audit_routine
+from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
@@ -28,8 +31,10 @@ from .targets import bundled_routines, file_routines
 from .ui import emit, stdout_console
 
 
-def corpus_cases(directory: Path, routine: Routine, profile: str) -> list[records.Case]:
-    """Every file under DIR: binary case records (64 bytes each) or one case spec per line."""
+def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN
+                 ) -> list[records.Case]:
+    """Every file under DIR: binary case records (64 bytes each), case specs (one per line), or
+    a fuzz engine's input (libFuzzer corpus, AFL++ queue), decoded as the driver decodes it."""
     if not directory.is_dir():
         raise CopyfuzzError(f"--corpus {directory}: not a directory")
     cases: list[records.Case] = []
@@ -39,11 +44,15 @@ def corpus_cases(directory: Path, routine: Routine, profile: str) -> list[record
             for off in range(0, len(data), records.CASE_SIZE):
                 cases.append(records.Case.unpack(data[off:off + records.CASE_SIZE]))
             continue
+        kind, lines = fuzzinput.read_case_file(path)
+        if kind == "raw":
+            cases.append(fuzzinput.decode(data, routine.kind, max_len, routine.name).to_case(profile))
+            continue
         for lineno, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
             line = line.strip()
-            if line and not line.startswith("#"):
+            if line and not line.startswith("#") and not line.startswith(("classes=", "why=")):
                 try:
-                    cases.append(parse_spec_line(line, routine).to_case(profile))
+                    cases.append(parse_spec_line(line.removeprefix("spec="), routine).to_case(profile))
                 except CopyfuzzError as e:
                     raise CopyfuzzError(f"{path}:{lineno}: {e}") from e
     if not cases:
@@ -51,7 +60,8 @@ def corpus_cases(directory: Path, routine: Routine, profile: str) -> list[record
     return cases
 
 
-def collect(root: Path, routine: Routine, args: argparse.Namespace) -> tuple[dict[int, int], list[int], int]:
+def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
+            ) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
     argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
     with PluginMemory(root, routine.xlen) as plugin:
         if args.corpus:
@@ -62,10 +72,17 @@ def collect(root: Path, routine: Routine, args: argparse.Namespace) -> tuple[dic
             opts = ["--max-len", str(args.max_len), "--profile", routine.profile]
             for _ in executor.sweep(argv, opts, jobs=1, plugins=[plugin]):
                 pass
-        return plugin.insn_counts(), list(plugin.shm.extable_hits), plugin.shm.cases
+        return plugin.insn_counts(), plugin.insn_flow(), list(plugin.shm.extable_hits), from_plugin(audit, plugin)
 
 
-def report(a: Audit, counts: dict[int, int], hits: list[int], cases: int) -> dict[str, object]:
+def _directions(insn_flow: int) -> str:
+    """A conditional branch's directions seen: 'taken', 'not taken', 'both'."""
+    both = plugin.FLOW_NEXT | plugin.FLOW_JUMP
+    return {both: "both", plugin.FLOW_JUMP: "taken", plugin.FLOW_NEXT: "not taken"}.get(insn_flow & both, "")
+
+
+def report(a: Audit, counts: dict[int, int], flow: dict[int, int], hits: list[int], cov: Coverage
+           ) -> dict[str, object]:
     assert a.sym is not None
     taken = {insn: hits[i] for i, (insn, _fixup) in enumerate(a.table) if i < len(hits)}
     rows = []
@@ -73,27 +90,29 @@ def report(a: Audit, counts: dict[int, int], hits: list[int], cases: int) -> dic
         rows.append({"address": i.addr, "where": a.sym.describe(i.addr), "count": counts.get(i.addr, 0),
                      "insn": f"{i.mnemonic} {i.op_str}".strip(), "bytes": i.raw.hex(),
                      "entry": a.sym.describe(a.entries[i.addr]) if i.addr in a.entries else None,
-                     "taken": taken.get(i.addr, 0) if i.addr in a.entries else None})
-    executed = sum(1 for r in rows if r["count"])
+                     "taken": taken.get(i.addr, 0) if i.addr in a.entries else None,
+                     "branch": _directions(flow.get(i.addr, 0)) if i.flow == "branch" else None})
     entries = [r for r in rows if r["entry"] is not None]
-    return {"routine": a.name, "cases": cases, "instructions": len(rows), "executed": executed,
-            "entries": len(entries), "entries_taken": sum(1 for r in entries if r["taken"]), "listing": rows}
+    return {"routine": a.name, "cases": cov.cases, "instructions": cov.instructions, "executed": cov.executed,
+            "entries": len(entries), "entries_taken": sum(1 for r in entries if r["taken"]),
+            "coverage": cov.to_json(), "summary": cov.line(), "listing": rows}
 
 
 def print_report(rep: dict[str, object]) -> None:
     console = stdout_console()
     table = Table(show_edge=False, pad_edge=False, box=None)
-    for col in ("address", "where", "count", "instruction", "exception table"):
+    for col in ("address", "where", "count", "instruction", "branch", "exception table"):
         table.add_column(col, justify="right" if col == "count" else "left", no_wrap=True)
     for r in rep["listing"]:  # type: ignore[union-attr]
         count = f"{r['count']:,}" if r["count"] else "[bold red]never[/]"
         entry = ""
         if r["entry"] is not None:
             entry = f"→ {escape(r['entry'])}, taken {r['taken']:,}×" if r["taken"] else f"→ {escape(r['entry'])}, never taken"
-        table.add_row(f"{r['address']:#x}", escape(str(r["where"])), count, escape(str(r["insn"])), entry)
+        branch = r["branch"]
+        branch = "" if branch is None else (f"[bold red]{branch or 'never'}[/]" if branch != "both" else "both ways")
+        table.add_row(f"{r['address']:#x}", escape(str(r["where"])), count, escape(str(r["insn"])), branch, entry)
     emit(console, table)
-    emit(console, f"[bold]{rep['routine']}[/]: {rep['cases']:,} cases; {rep['executed']}/{rep['instructions']} "
-                  f"instructions executed, {rep['entries_taken']}/{rep['entries']} table entries taken")
+    emit(console, f"[bold]{rep['routine']}[/]: {rep['cases']:,} cases; {rep['summary']}")
 
 
 def write_html(rep: dict[str, object], path: Path) -> None:
@@ -102,17 +121,17 @@ def write_html(rep: dict[str, object], path: Path) -> None:
     out = ["<!doctype html><meta charset=utf-8><title>copyfuzz cov: " + html.escape(str(rep["routine"])) + "</title>",
            "<style>body{font:13px monospace;margin:2em}td,th{padding:1px 8px;text-align:left}"
            "tr.never td{background:#fdd}td.n{text-align:right}td.e{color:#555}</style>",
-           f"<h1>{html.escape(str(rep['routine']))}</h1><p>{rep['cases']:,} cases; {rep['executed']}/"
-           f"{rep['instructions']} instructions executed; {rep['entries_taken']}/{rep['entries']} exception-table "
-           "entries taken (faulted through). Red: never executed.</p>",
-           "<table><tr><th>address<th>where<th>count<th>instruction<th>exception table</tr>"]
+           f"<h1>{html.escape(str(rep['routine']))}</h1><p>{rep['cases']:,} cases; {html.escape(str(rep['summary']))}."
+           " Red: never executed.</p>",
+           "<table><tr><th>address<th>where<th>count<th>instruction<th>branch<th>exception table</tr>"]
     for r in rows:  # type: ignore[union-attr]
         shade = int(255 - 120 * (r["count"] / top) ** 0.3) if r["count"] else 255
         style = f' style="background:rgb({shade},{shade},255)"' if r["count"] else ""
         entry = "" if r["entry"] is None else (
             f"→ {html.escape(r['entry'])}, taken {r['taken']:,}×" if r["taken"] else f"→ {html.escape(r['entry'])}, never taken")
         out.append(f"<tr class={'never' if not r['count'] else 'ran'}><td>{r['address']:#x}<td>{html.escape(r['where'])}"
-                   f"<td class=n{style}>{r['count']:,}<td>{html.escape(r['insn'])}<td class=e>{entry}</tr>")
+                   f"<td class=n{style}>{r['count']:,}<td>{html.escape(r['insn'])}"
+                   f"<td>{'' if r['branch'] is None else html.escape(r['branch'] or 'never')}<td class=e>{entry}</tr>")
     out.append("</table>")
     path.write_text("\n".join(out) + "\n")
 
@@ -127,8 +146,9 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
     build.build_routines(root, [routine])
     build.build(root, ["plugin"])
     build.check_runner(routine.xlen)
-    counts, hits, cases = collect(root, routine, args)
-    rep = report(audit_routine(root, routine), counts, hits, cases)
+    audit = audit_routine(root, routine)
+    counts, flow, hits, cov = collect(root, routine, args, audit)
+    rep = report(audit, counts, flow, hits, cov)
     if args.html:
         write_html(rep, Path(args.html))
     if args.json:

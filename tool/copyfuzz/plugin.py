@@ -22,6 +22,9 @@ COV_MAP_SIZE = 4096
 INSN_SLOTS = 8192
 EXTABLE_SLOTS = 1024
 VIOL_STORE_OOB, VIOL_LOAD_OOB, VIOL_OVERREAD = 1, 2, 4
+VERSION = 2
+FLOW_NEXT, FLOW_JUMP, SLOT_RAN = 1, 2, 4
+SNAPSHOT_MAGIC = 0x31534643
 
 U64 = ctypes.c_uint64
 
@@ -47,7 +50,21 @@ class Shm(ctypes.Structure):
                 ("seq", U64), ("src_lo", U64), ("src_hi", U64), ("dst_lo", U64), ("dst_hi", U64),
                 ("stack_lo", U64), ("stack_hi", U64), ("now", CaseCounters),
                 ("edges", ctypes.c_uint8 * COV_MAP_SIZE), ("cases", U64),
-                ("insn_count", U64 * INSN_SLOTS), ("extable_hits", U64 * EXTABLE_SLOTS)]
+                ("insn_count", U64 * INSN_SLOTS), ("extable_hits", U64 * EXTABLE_SLOTS),
+                ("insn_flow", ctypes.c_uint8 * INSN_SLOTS)]
+
+
+class Snapshot(ctypes.Structure):
+    """struct cf_cov_snapshot: the fuzz driver's coverage so far ($COPYFUZZ_COVERAGE/cov-<pid>)."""
+    _fields_ = [("magic", ctypes.c_uint32), ("version", ctypes.c_uint32), ("code_lo", U64), ("code_hi", U64),
+                ("fixup_lo", U64), ("fixup_hi", U64), ("cases", U64),
+                ("slot", ctypes.c_uint8 * INSN_SLOTS), ("entry", ctypes.c_uint8 * EXTABLE_SLOTS)]
+
+
+def slot_address(s: "Shm | Snapshot", slot: int) -> int:
+    """The instruction address of a per-instruction slot: (pc - lo) / 2, code then fixup."""
+    code_slots = (s.code_hi - s.code_lo) // 2
+    return s.code_lo + 2 * slot if slot < code_slots else s.fixup_lo + 2 * (slot - code_slots)
 
 
 class PluginMemory:
@@ -79,13 +96,12 @@ class PluginMemory:
     def insn_counts(self) -> dict[int, int]:
         """Cumulative executions by address (code, then fixup section)."""
         s = self.shm
-        code_slots = (s.code_hi - s.code_lo) // 2
-        out = {}
-        for slot, count in enumerate(s.insn_count):
-            if count:
-                addr = s.code_lo + 2 * slot if slot < code_slots else s.fixup_lo + 2 * (slot - code_slots)
-                out[addr] = count
-        return out
+        return {slot_address(s, slot): count for slot, count in enumerate(s.insn_count) if count}
+
+    def insn_flow(self) -> dict[int, int]:
+        """FLOW_* bits by address: how execution left each instruction, so far."""
+        s = self.shm
+        return {slot_address(s, slot): bits for slot, bits in enumerate(s.insn_flow) if bits}
 
     def close(self) -> None:
         del self.shm
