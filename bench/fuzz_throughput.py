@@ -69,7 +69,8 @@ def afl(routine: str, coverage: bool, jobs: int, seconds: int, corpus: Path, tmp
         p.wait(timeout=seconds + 120)
     total = 0.0
     for name in names:
-        stats = dict(line.split(":", 1) for line in (out / name / "fuzzer_stats").read_text().splitlines())
+        stats = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in
+                 (out / name / "fuzzer_stats").read_text().splitlines())}
         total += int(stats["execs_done"]) / max(1, int(stats["run_time"]))
     return total
 

@@ -15,6 +15,10 @@
  *   COPYFUZZ_MAX_LEN    the longest n an input can ask for [65536]
  *   COPYFUZZ_TIMEOUT_MS the executor's per-case watchdog [1000]
  *   COPYFUZZ_FINDINGS   a directory: each finding is written there first
+ *   COPYFUZZ_COVERAGE   a directory: the routine's coverage so far goes to
+ *                       cov-<pid> there about once a second and at exit
+ *                       (struct cf_cov_snapshot, harness/plugin_abi.h)
+ *   COPYFUZZ_PIN        0: leave CPU placement to the scheduler [1: see pin_to_one_cpu]
  *   COPYFUZZ_PRINT_CASE set: print every decoded case as "case: <spec>" on stderr
  *                       (tests check the Python mirror of the decoding against it)
  *
@@ -37,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -56,7 +62,7 @@ __attribute__((section("__libfuzzer_extra_counters"), aligned(64), used))
 static uint8_t extra_counters[CF_COV_MAP_SIZE];
 
 static struct {
-	const char *executor, *qemu, *plugin, *findings;
+	const char *executor, *qemu, *plugin, *findings, *coverage;
 	int print_case;
 	uint16_t kind, profile;
 	uint64_t max_len, timeout_ms;
@@ -91,6 +97,8 @@ static void *shared_memfd(const char *name, size_t size, int *fd)
 		die("cannot map shared memory");
 	return p;
 }
+
+static void write_snapshot(void);
 
 static void stop_executor(void)
 {
@@ -156,10 +164,57 @@ static void start_executor(void)
 	from_child = out[0];
 }
 
+/*
+ * Every input is a round trip driver -> executor -> driver through pipes: with the two
+ * on different CPUs each handoff is a cross-CPU wakeup, which in a VM costs more than
+ * the case itself (measured 2.2x slower, docs/perf.md). So the driver claims one CPU
+ * (a lock file per CPU in /tmp, held until it exits, so -jobs workers and parallel
+ * campaigns spread out) and pins itself there; the executor inherits it. A mask that
+ * is already one CPU (taskset, afl-fuzz's binding) is left as it is.
+ */
+static void pin_to_one_cpu(void)
+{
+	cpu_set_t set;
+	if (!strcmp(env_or("COPYFUZZ_PIN", "1"), "0") || sched_getaffinity(0, sizeof set, &set) ||
+	    CPU_COUNT(&set) <= 1)
+		return;
+	int chosen = -1;
+	for (int cpu = 0; cpu < CPU_SETSIZE && chosen < 0; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		char path[64];
+		snprintf(path, sizeof path, "/tmp/copyfuzz-cpu%d.lock", cpu);
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			chosen = cpu; /* the fd stays open: the claim lasts as long as this process */
+		else
+			close(fd);
+	}
+	if (chosen < 0)
+		chosen = sched_getcpu(); /* every CPU is claimed: stay where the scheduler put us */
+	if (chosen < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(chosen, &set);
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+/* libFuzzer's -jobs/-workers/-fork parent only starts workers (each a fresh process
+ * with those flags removed): it must neither pin them all to its CPU nor run an executor. */
+static int is_libfuzzer_parent(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "-jobs=", 6) || !strncmp(argv[i], "-workers=", 9) ||
+		    !strncmp(argv[i], "-fork=", 6))
+			return 1;
+	return 0;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc, (void)argv;
 	cfg.executor = getenv("COPYFUZZ_EXECUTOR");
 	if (!cfg.executor || !*cfg.executor)
 		die("set COPYFUZZ_EXECUTOR to a routine's executor (build/riscv64/<routine>.elf)");
@@ -169,6 +224,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	cfg.qemu = env_or("COPYFUZZ_QEMU", "qemu-riscv64");
 	cfg.plugin = env_or("COPYFUZZ_PLUGIN", "");
 	cfg.findings = env_or("COPYFUZZ_FINDINGS", "");
+	cfg.coverage = env_or("COPYFUZZ_COVERAGE", "");
 	cfg.print_case = getenv("COPYFUZZ_PRINT_CASE") != NULL;
 	cfg.max_len = strtoull(env_or("COPYFUZZ_MAX_LEN", "65536"), NULL, 0);
 	if (cfg.max_len > CF_MAX_LEN)
@@ -178,6 +234,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		pshm = shared_memfd("copyfuzz-plugin", sizeof(*pshm), &plugin_fd);
 	oshm = shared_memfd("copyfuzz-observe", sizeof(*oshm), &observe_fd);
 	signal(SIGPIPE, SIG_IGN);
+	if (is_libfuzzer_parent(*argc, *argv))
+		return 0; /* the workers start their own executors */
+	atexit(write_snapshot);
+	pin_to_one_cpu();
 	start_executor();
 	return 0;
 }
@@ -250,6 +310,52 @@ static void print_classes(FILE *f, uint32_t mask)
 		}
 }
 
+/* The routine's coverage so far, to COPYFUZZ_COVERAGE/cov-<pid>: written aside, then
+ * renamed, so a reader never sees half a file. */
+static void write_snapshot(void)
+{
+	if (!pshm || !*cfg.coverage || pshm->code_lo == 0)
+		return;
+	static struct cf_cov_snapshot snap;
+	snap.magic = CF_SNAPSHOT_MAGIC;
+	snap.version = CF_PLUGIN_VERSION;
+	snap.code_lo = pshm->code_lo;
+	snap.code_hi = pshm->code_hi;
+	snap.fixup_lo = pshm->fixup_lo;
+	snap.fixup_hi = pshm->fixup_hi;
+	snap.cases = pshm->cases;
+	for (size_t i = 0; i < CF_INSN_SLOTS; i++)
+		snap.slot[i] = (uint8_t)((pshm->insn_count[i] ? CF_SLOT_RAN : 0) | pshm->insn_flow[i]);
+	for (size_t i = 0; i < CF_EXTABLE_SLOTS; i++)
+		snap.entry[i] = pshm->extable_hits[i] != 0;
+	char path[4096], tmp[4120];
+	snprintf(path, sizeof path, "%s/cov-%d", cfg.coverage, (int)getpid());
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "wb");
+	if (!f)
+		return;
+	int ok = fwrite(&snap, sizeof snap, 1, f) == 1;
+	ok &= fclose(f) == 0;
+	if (ok)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
+static void maybe_snapshot(void)
+{
+	static uint64_t calls;
+	static time_t last;
+	if (++calls % 256)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec != last) {
+		last = now.tv_sec;
+		write_snapshot();
+	}
+}
+
 /* The finding goes to disk first (COPYFUZZ_FINDINGS), then to stderr, then abort(). */
 static __attribute__((noreturn)) void report(const struct cf_case *c, uint32_t errors, const char *why)
 {
@@ -274,6 +380,7 @@ static __attribute__((noreturn)) void report(const struct cf_case *c, uint32_t e
 	fprintf(stderr, " (%s)\n==copyfuzz== case: ", why);
 	print_spec(stderr, c);
 	fprintf(stderr, "\n");
+	write_snapshot(); /* after the finding: the coverage up to it is worth keeping too */
 	abort();
 }
 
@@ -331,6 +438,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(extra_counters, pshm->edges, sizeof(extra_counters));
 		if (cf_afl_feed)
 			cf_afl_feed(pshm->edges);
+		maybe_snapshot();
 	}
 
 	/* The oracle, here, natively: it must agree with the executor's. */

@@ -5,6 +5,7 @@ one. Needs clang and QEMU: a missing tool FAILS these tests.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -117,11 +118,19 @@ def test_repro_of_a_libfuzzer_artifact(mutant_campaign) -> None:
 
 def test_fuzz_of_a_correct_routine_is_clean_and_grows_a_corpus(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    proc = run_cli("fuzz", "riscv/copy_user", "--time", "10", "--corpus", str(corpus),
+    proc = run_cli("fuzz", "riscv/copy_user", "--time", "10", "--jobs", "2", "--corpus", str(corpus),
                    "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "reg"),
                    "--json", timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert any(corpus.iterdir())
+    rep = json.loads(proc.stdout)
+    # the two workers' coverage snapshots, merged: executions and coverage of the routine
+    snapshots = list((tmp_path / "findings/.coverage").glob("cov-*"))
+    assert len(snapshots) >= 2, snapshots
+    cov = rep["coverage"]
+    assert cov["cases"] > 1000 and rep["executions"] > 1000
+    assert 0 < cov["executed"] <= cov["instructions"] and 0 < cov["edges_covered"] <= cov["edges"]
+    assert cov["fault_covered"] > 0
     assert not (tmp_path / "reg").exists() or not any((tmp_path / "reg").iterdir())
     # the raw corpus replays clean for its routine, and needs --routine
     replay = run_cli("replay", str(corpus), "--routine", "riscv/copy_user")

@@ -4,6 +4,7 @@ afl-tmin, clang and QEMU: a missing tool FAILS these tests (about 70 s in all).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,10 +23,10 @@ def built() -> None:
     subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
 
 
-def campaign(tmp: Path, routine: str, engine: str, seconds: int) -> subprocess.CompletedProcess[str]:
+def campaign(tmp: Path, routine: str, engine: str, seconds: int, *more: str) -> subprocess.CompletedProcess[str]:
     return run_cli("fuzz", routine, "--engine", engine, "--time", str(seconds), "--seed", "1",
                    "--corpus", str(tmp / "corpus"), "--findings", str(tmp / "findings"),
-                   "--regressions", str(tmp / "regressions"), timeout=300)
+                   "--regressions", str(tmp / "regressions"), *more, timeout=300)
 
 
 def check_regression(tmp: Path, engine: str) -> None:
@@ -42,11 +43,16 @@ def check_regression(tmp: Path, engine: str) -> None:
 def test_afl_finds_the_mutant_and_saves_a_regression(tmp_path: Path) -> None:
     for tool in ("afl-fuzz", "afl-tmin"):
         assert shutil.which(tool), f"{tool} is missing"
-    proc = campaign(tmp_path, MUTANT, "afl", 25)
+    proc = campaign(tmp_path, MUTANT, "afl", 25, "--jobs", "2", "--json")
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
-    assert "wrong-data" in proc.stdout
+    rep = json.loads(proc.stdout)
+    assert "wrong-data" in rep["findings"]
     check_regression(tmp_path, "afl")
     assert list((tmp_path / "findings/afl").glob("*/crashes/id:*"))
+    # --jobs 2: one -M main and one -S sec1 sharing the output directory, both counted
+    for name in ("main", "sec1"):
+        assert (tmp_path / f"findings/afl/{name}/fuzzer_stats").is_file(), name
+    assert rep["executions"] > 1000 and rep["coverage"]["edges_covered"] > 0
     assert any((tmp_path / "corpus").iterdir()), "AFL's queue was not copied into the corpus"
 
 
@@ -57,6 +63,19 @@ def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:
     spec = next((tmp_path / "regressions").glob("*.spec")).read_text().splitlines()[-1]
     n = int(spec.split("n=")[1].split(",")[0])
     assert n <= 32, spec  # shrunk: the sweep's smallest is n=16
+    # the failure as Hypothesis showed it is on disk too, and repro takes it as it is...
+    failure = tmp_path / "findings/hypothesis-wrong-data.failure"
+    text = failure.read_text()
+    assert "# Falsifying example: search(case=Case(" in text, text
+    repro = run_cli("repro", str(failure))
+    assert repro.returncode == 1 and "wrong-data" in repro.stdout, repro.stdout + repro.stderr
+    # ...and so it does Hypothesis's own report (as pytest prints it), given the routine
+    printed = tmp_path / "pytest-output.txt"
+    case_repr = text.split("search(case=", 1)[1].rsplit(")", 1)[0]
+    printed.write_text(f"E   AssertionError\nFalsifying example: test_mutant(\n    case={case_repr},\n)\n")
+    repro = run_cli("repro", str(printed), "--routine", MUTANT)
+    assert repro.returncode == 1 and "wrong-data" in repro.stdout, repro.stdout + repro.stderr
+    assert run_cli("repro", str(printed)).returncode == 2
 
 
 def test_hypothesis_on_a_correct_routine_is_clean(tmp_path: Path) -> None:

@@ -32,7 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, executor, fuzzinput, records
+from . import build, coverage, executor, fuzzinput, records
+from .audit import Audit, audit_routine
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine, discover, find
@@ -81,6 +82,18 @@ class Campaign:
     seeded: int = 0
     engine: str = "libfuzzer"
     found: list[Finding] = field(default_factory=list)
+    audit: Audit | None = None
+    coverage: coverage.Coverage | None = None
+
+    @property
+    def coverage_dir(self) -> Path:
+        """Where the drivers write their coverage snapshots (struct cf_cov_snapshot)."""
+        return self.findings_dir / ".coverage"
+
+    def read_coverage(self) -> coverage.Coverage | None:
+        if self.audit is not None:
+            self.coverage = coverage.from_snapshots(self.audit, self.coverage_dir) or self.coverage
+        return self.coverage
 
     @property
     def corpus_size(self) -> int:
@@ -103,10 +116,15 @@ def target(root: Path, args: argparse.Namespace) -> Routine:
     return find(discover(root), args.routine)
 
 
-def driver_env(root: Path, routine: Routine, profile: str, findings: Path | str, max_len: int) -> dict[str, str]:
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(root / routine.elf), "COPYFUZZ_KIND": routine.kind,
-            "COPYFUZZ_PROFILE": profile, "COPYFUZZ_PLUGIN": str(root / PLUGIN_SO),
-            "COPYFUZZ_FINDINGS": str(findings), "COPYFUZZ_MAX_LEN": str(max_len)}
+def driver_env(root: Path, routine: Routine, profile: str, findings: Path | str, max_len: int,
+               coverage_dir: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, "COPYFUZZ_EXECUTOR": str(root / routine.elf), "COPYFUZZ_KIND": routine.kind,
+           "COPYFUZZ_PROFILE": profile, "COPYFUZZ_PLUGIN": str(root / PLUGIN_SO),
+           "COPYFUZZ_FINDINGS": str(findings), "COPYFUZZ_MAX_LEN": str(max_len)}
+    env.pop("COPYFUZZ_COVERAGE", None)
+    if coverage_dir is not None:
+        env["COPYFUZZ_COVERAGE"] = str(coverage_dir)
+    return env
 
 
 # ---- regressions ----
@@ -234,12 +252,24 @@ def _driver_classes(finding_files: list[Path]) -> list[str]:
 # ---- libFuzzer ----
 
 
+def status_line(campaign: Campaign, started: float, total_s: int, execs: int, rate: float, extra: str) -> None:
+    """One live status line on stderr: executions, rate, the routine's coverage, findings."""
+    cov = campaign.read_coverage()
+    where = ""
+    if cov is not None:
+        where = (f"  insns {cov.executed}/{cov.instructions}  edges {cov.edges_covered}/{cov.edges}")
+    sys.stderr.write(f"\r\x1b[K{campaign.routine.name}: {execs:,} execs  {rate:,.0f}/s{where}  {extra}"
+                     f"  findings {len(campaign.found)}  {time.monotonic() - started:.0f}/{total_s} s")
+    sys.stderr.flush()
+
+
 class Status:
     """The live status line (stderr, when it is a terminal) and the counters."""
 
-    def __init__(self, show: bool, name: str, started: float, total_s: int, base_execs: int) -> None:
-        self.show, self.name, self.started, self.total_s = show, name, started, total_s
-        self.base = base_execs
+    def __init__(self, show: bool, campaign: Campaign, started: float, total_s: int) -> None:
+        self.show, self.campaign, self.started, self.total_s = show, campaign, started, total_s
+        self.base = campaign.executions
+        self.shown_at = 0.0
         self.execs = 0
         self.exec_s = 0
         self.ft = 0
@@ -256,11 +286,10 @@ class Status:
             self.ft = int(ft.group(1)) if ft else self.ft
             self.corp = int(corp.group(1)) if corp else self.corp
             self.exec_s = int(m.group(2))
-            if self.show:
-                elapsed = time.monotonic() - self.started
-                sys.stderr.write(f"\r\x1b[K{self.name}: {self.base + self.execs:,} execs  {self.exec_s}/s  "
-                                 f"ft {self.ft}  corpus {self.corp}  {elapsed:.0f}/{self.total_s} s")
-                sys.stderr.flush()
+            if self.show and time.monotonic() - self.shown_at >= 0.5:
+                self.shown_at = time.monotonic()
+                status_line(self.campaign, self.started, self.total_s, self.base + self.execs, self.exec_s,
+                            f"ft {self.ft}  corpus {self.corp}")
         s = _STAT.match(text)
         if s:
             self.stats[s.group(1)] = int(s.group(2))
@@ -379,9 +408,13 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
             raise CopyfuzzError(f"cannot create {d}: {e.strerror}") from e
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)
     campaign = Campaign(routine, profile, seed, corpus, findings_dir, args.regressions, engine=args.engine)
+    campaign.audit = audit_routine(root, routine)
+    # Coverage is this campaign's: snapshots of an earlier run (maybe of other code) go.
+    shutil.rmtree(campaign.coverage_dir, ignore_errors=True)
+    campaign.coverage_dir.mkdir()
     if args.engine != "hypothesis":  # Hypothesis draws its own cases: no corpus
         campaign.seeded = seed_corpus(root, campaign)
-    env = driver_env(root, routine, profile, findings_dir.resolve(), args.max_len)
+    env = driver_env(root, routine, profile, findings_dir.resolve(), args.max_len, campaign.coverage_dir.resolve())
     show = not args.json and sys.stderr.isatty()
     if not args.json:
         where = "" if args.engine == "hypothesis" else f", corpus {corpus} ({campaign.corpus_size} inputs)"
@@ -399,6 +432,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
                 hypothesis_campaign(root, campaign, args, deadline)
         finally:
             campaign.elapsed_s = time.monotonic() - started
+    campaign.read_coverage()
     report(campaign, args.json)
     return 1 if campaign.found else 0
 
@@ -418,7 +452,7 @@ def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args
             if left < 1:
                 break
             before = {p.name: p.stat().st_mtime_ns for p in findings_dir.iterdir()}
-            status = Status(show, routine.name, started, args.time, campaign.executions)
+            status = Status(show, campaign, started, args.time)
             try:
                 rc, tail = fuzz_round(root, campaign, env, left, args.jobs, status)
             finally:
@@ -459,7 +493,25 @@ def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args
 
 def afl_env(env: dict[str, str]) -> dict[str, str]:
     return {**env, "AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
-            "AFL_NO_AFFINITY": "1", "AFL_SKIP_CRASHES": "1", "AFL_IGNORE_SEED_PROBLEMS": "1"}
+            "AFL_SKIP_CRASHES": "1", "AFL_IGNORE_SEED_PROBLEMS": "1"}
+
+
+AFL_NO_FREE_CORE = b"No more free CPU cores"
+AFL_BOUND = b"try binding to #"
+
+
+def _afl_bound(proc: subprocess.Popen[bytes], log: Path, wait_s: float = 5.0) -> bool:
+    """False if afl-fuzz gave up for want of a free core; True once it bound (or went on)."""
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        text = log.read_bytes()
+        if AFL_NO_FREE_CORE in text:
+            proc.wait()
+            return False
+        if AFL_BOUND in text or proc.poll() is not None:
+            return True
+        time.sleep(0.05)
+    return True
 
 
 def _afl_seeds(campaign: Campaign, scratch: Path) -> Path:
@@ -497,13 +549,18 @@ def afl_tmin(root: Path, campaign: Campaign, crash: Path, env: dict[str, str], s
     return out if out.is_file() and 0 < out.stat().st_size <= crash.stat().st_size else crash
 
 
+def _afl_stats(stats: Path) -> dict[str, str]:
+    """An instance's fuzzer_stats (`key : value` lines; AFL++ rewrites it every few seconds)."""
+    try:
+        text = stats.read_text(errors="replace")
+    except OSError:
+        return {}
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in text.splitlines())}
+
+
 def _afl_execs(stats: Path) -> int:
-    if stats.is_file():
-        for line in stats.read_text(errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "execs_done" and value.strip().isdigit():
-                return int(value.strip())
-    return 0
+    value = _afl_stats(stats).get("execs_done", "")
+    return int(value) if value.isdigit() else 0
 
 
 def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argparse.Namespace,
@@ -522,22 +579,47 @@ def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argp
     with tempfile.TemporaryDirectory(prefix="copyfuzz-afl-") as scratch:
         seeds = _afl_seeds(campaign, Path(scratch))
         try:
-            for i, name in enumerate(names):
-                resume = (out / name / "queue").is_dir()
-                argv = ["afl-fuzz", "-i", "-" if resume else str(seeds), "-o", str(out), "-V", str(seconds),
-                        "-s", str((campaign.seed + i) % 2**31)]
+            resume = {name: (out / name / "queue").is_dir() for name in names}
+
+            def launch(i: int, name: str, bind: bool) -> tuple[str, subprocess.Popen[bytes], Path]:
+                argv = ["afl-fuzz", "-i", "-" if resume[name] else str(seeds), "-o", str(out), "-V",
+                        str(max(1, int(deadline - time.monotonic()))), "-s", str((campaign.seed + i) % 2**31)]
                 if name != "default":
                     argv += ["-M" if name == "main" else "-S", name]
                 argv += ["--", str(root / AFL_TARGET)]
                 log = logs / f"afl-{name}.log"
+                # afl-fuzz binds itself (and so the driver and its executor) to a free core:
+                # twice the exec/s of floating (docs/perf.md). Without a free core it aborts.
+                penv = fenv if bind else {**fenv, "AFL_NO_AFFINITY": "1"}
                 with open(log, "wb") as f:
-                    procs.append((name, subprocess.Popen(argv, cwd=logs, env=fenv, stdin=subprocess.DEVNULL,
-                                                         stdout=f, stderr=subprocess.STDOUT), log))
-            for name, proc, log in procs:
-                try:
-                    proc.wait(timeout=max(1.0, deadline + AFL_GRACE_S - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
+                    return name, subprocess.Popen(argv, cwd=logs, env=penv, stdin=subprocess.DEVNULL, stdout=f,
+                                                  stderr=subprocess.STDOUT), log
+
+            for i, name in enumerate(names):  # one at a time: each sees the cores the others took
+                entry = launch(i, name, bind=True)
+                if not _afl_bound(*entry[1:]):
+                    print(f"copyfuzz: no free CPU core for afl-fuzz ({name}): it runs unbound (slower)",
+                          file=sys.stderr)
+                    if not resume[name]:  # what the aborted start made is not a session to resume
+                        shutil.rmtree(out / name, ignore_errors=True)
+                    entry = launch(i, name, bind=False)
+                procs.append(entry)
+            started = time.monotonic()
+            show = not args.json and sys.stderr.isatty()
+            last = (started, 0)  # the drivers' snapshots count cases live; fuzzer_stats lags
+            while any(p.poll() is None for _, p, _ in procs) and time.monotonic() < deadline + AFL_GRACE_S:
+                time.sleep(1)
+                if show:
+                    stats = [_afl_stats(out / name / "fuzzer_stats") for name in names]
+                    queue = sum(int(st.get("corpus_count", 0)) for st in stats)
+                    crashes = sum(int(st.get("saved_crashes", 0)) for st in stats)
+                    cov = campaign.read_coverage()
+                    execs, now = (cov.cases if cov else 0), time.monotonic()
+                    rate = (execs - last[1]) / max(1e-9, now - last[0])
+                    last = (now, execs)
+                    status_line(campaign, started, seconds, execs, rate, f"queue {queue}  crashes {crashes}")
+            if show:
+                sys.stderr.write("\r\x1b[K")
         finally:
             for _, proc, _ in procs:
                 if proc.poll() is None:
@@ -665,6 +747,9 @@ def hypothesis_campaign(root: Path, campaign: Campaign, args: argparse.Namespace
     plugin = PluginMemory(root, r.xlen)
     found_mask = 0
     hard_stop = deadline + HYPOTHESIS_SHRINK_S
+    started = time.monotonic()
+    show = not args.json and sys.stderr.isatty()
+    shown_at = [0.0]
     server: list[executor.Server] = [executor.Server(argv, plugin=plugin)]
 
     class State:
@@ -703,8 +788,17 @@ def hypothesis_campaign(root: Path, campaign: Campaign, args: argparse.Namespace
                 crash_bit = 1 << records.CLASS_BY_NAME["crash"].bit
                 if crashed:
                     errors = crash_bit
+                if show and now - shown_at[0] >= 1:
+                    shown_at[0] = now
+                    campaign.coverage = coverage.from_plugin(campaign.audit, plugin) if campaign.audit else None
+                    status_line(campaign, started, args.time, campaign.executions + state.calls,
+                                (campaign.executions + state.calls) / max(1e-9, now - started),
+                                f"round {campaign.rounds}")
                 if errors & ~mask:
                     state.failing = case
+                    # On disk before Hypothesis shrinks it, rewritten as it shrinks: a campaign
+                    # killed meanwhile still leaves the failure (copyfuzz repro FILE takes it).
+                    write_failure(campaign, case, errors & ~mask)
                     raise AssertionError("a new class")
 
             campaign.rounds += 1
@@ -714,6 +808,9 @@ def hypothesis_campaign(root: Path, campaign: Campaign, args: argparse.Namespace
                 pass
             except AssertionError:
                 pass
+            finally:
+                if show:
+                    sys.stderr.write("\r\x1b[K")
             campaign.executions += state.calls
             if state.failing is None:
                 break
@@ -733,8 +830,25 @@ def hypothesis_campaign(root: Path, campaign: Campaign, args: argparse.Namespace
             campaign.found.append(found)
             _print_finding(found, args.json)
     finally:
+        if campaign.audit is not None:
+            campaign.coverage = coverage.from_plugin(campaign.audit, plugin)
         server[0].close()
         plugin.close()
+
+
+def write_failure(campaign: Campaign, case: records.Case, new_errors: int) -> Path:
+    """findings/hypothesis-<class>.failure: the failing case as Hypothesis shows it and as a spec
+    (written aside, then renamed: a reader never sees half of it)."""
+    cls = records.class_names(new_errors)[0]
+    path = campaign.findings_dir / f"hypothesis-{cls}.failure"
+    spec = format_spec(fuzzinput_spec(campaign.routine, case))
+    text = (f"# Hypothesis failure: copyfuzz fuzz {campaign.routine.name} --engine hypothesis "
+            f"--seed {campaign.seed}\n# classes: {','.join(records.class_names(new_errors))}\n"
+            f"# Falsifying example: search(case={case!r})\n{spec}\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
 
 
 def fuzzinput_spec(routine: Routine, case: records.Case) -> Spec:
@@ -754,6 +868,7 @@ def report(c: Campaign, as_json: bool) -> None:
             "elapsed_s": round(c.elapsed_s, 2), "rounds": c.rounds, "executions": c.executions,
             "exec_per_s": round(rate, 1), "corpus": str(c.corpus), "corpus_size": c.corpus_size,
             "seeded": c.seeded, "findings_dir": str(c.findings_dir), "findings": by_class,
+            "coverage": c.coverage.to_json() if c.coverage else None,
             "finds": [dataclasses.asdict(f) for f in c.found],
         }, indent=2))
         return
@@ -761,6 +876,8 @@ def report(c: Campaign, as_json: bool) -> None:
     emit(console, f"[bold]{c.routine.name}[/]: {c.executions:,} executions in {c.elapsed_s:.0f} s "
                   f"({rate:,.0f}/s), {c.rounds} round{'s' * (c.rounds != 1)}, corpus {c.corpus_size} inputs "
                   f"in {c.corpus}")
+    if c.coverage is not None:
+        emit(console, f"  coverage: {c.coverage.line()}")
     if not c.found:
         emit(console, "  findings: none")
         return

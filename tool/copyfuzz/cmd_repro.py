@@ -1,7 +1,9 @@
 """`copyfuzz repro SPEC|FILE`: run one case through `serve` and explain what happened.
 
-FILE is a .spec file (its first spec line) or a raw fuzzer input (libFuzzer artifact,
-AFL crash), decoded as the driver decodes it for the routine given by --routine.
+FILE is a .spec file (its first spec line), a Hypothesis failure (a `.failure` file of
+`copyfuzz fuzz --engine hypothesis`, or Hypothesis's own "Falsifying example: ...Case(...)"
+text, with --routine), or a raw fuzzer input (libFuzzer artifact, AFL crash), decoded as
+the driver decodes it for the routine given by --routine.
 
 Exit 1 if the case shows a class that is an error under the profile, 0 if not,
 2 for bad input (or an executor that cannot run).
@@ -23,7 +25,7 @@ from .audit import code_around
 from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
-from .spec import Spec, format_spec, parse_fields, split_routine
+from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .targets import file_routines
 from .ui import emit, stdout_console
@@ -261,6 +263,11 @@ def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
         return routine, fields
+    if kind == "hypothesis":
+        if not getattr(args, "routine", None):
+            raise CopyfuzzError(f"{path} is a Hypothesis failure: say which routine it is for with --routine NAME")
+        assert isinstance(content, records.Case)
+        return args.routine, format_spec(from_case(args.routine, content)).rpartition(":")[2]
     if not getattr(args, "routine", None):
         raise CopyfuzzError(f"{path} is a raw fuzzer input: say which routine it is for with --routine NAME")
     assert isinstance(content, bytes)

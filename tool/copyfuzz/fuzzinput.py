@@ -126,12 +126,34 @@ def spec_lines(data: bytes) -> list[tuple[str | None, str]] | None:
     return out or None
 
 
+_HYPOTHESIS_CASE = re.compile(r"Falsifying example:.*?\bCase\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
+
+
+def hypothesis_case(data: bytes) -> records.Case | None:
+    """The case of a Hypothesis failure as Hypothesis prints it (`Falsifying example:
+    test(case=Case(kind=0, ..., n=5, ...))`, e.g. pytest's output saved to a file)."""
+    m = _HYPOTHESIS_CASE.search(data.decode("utf-8", "replace"))
+    if not m:
+        return None
+    fields = {k: int(v) for k, v in re.findall(r"\b(\w+)=(\d+)", m.group("body"))}
+    need = ("kind", "n", "src_off", "dst_off")
+    if not all(k in fields for k in need):
+        return None
+    return records.Case(kind=fields["kind"], profile=fields.get("profile", 0), id=1, n=fields["n"],
+                        src_off=fields["src_off"], dst_off=fields["dst_off"],
+                        src_fault=fields.get("src_fault", records.NO_FAULT),
+                        dst_fault=fields.get("dst_fault", records.NO_FAULT))
+
+
 def read_case_file(path: Path) -> tuple[str, object]:
-    """('spec', [(routine|None, fields), ...]) or ('raw', bytes)."""
+    """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes)."""
     data = path.read_bytes()
     lines = spec_lines(data)
     if lines is not None:
         return "spec", lines
+    case = hypothesis_case(data)
+    if case is not None:
+        return "hypothesis", case
     if path.suffix in SPEC_SUFFIXES:
         return "spec", []
     return "raw", data
