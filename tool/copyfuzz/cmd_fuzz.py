@@ -390,6 +390,8 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     routine = target(root, args)
     if build.native(routine.xlen):
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
+    if getattr(args, "afl_host", None) and args.engine != "afl":
+        raise CopyfuzzError("--afl-host names AFL++ instances: it is for --engine afl")
     if args.engine == "afl":
         missing = [t for t in ("afl-fuzz", "afl-tmin") if not shutil.which(t)]
         if missing:
@@ -446,6 +448,22 @@ def _print_finding(found: Finding, as_json: bool) -> None:
 def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argparse.Namespace,
                        show: bool, started: float, deadline: float) -> None:
     routine, corpus, findings_dir = campaign.routine, campaign.corpus, campaign.findings_dir
+    handled_file = findings_dir / "libfuzzer-handled"
+    prefixes = ("crash-", "timeout-", "oom-", "leak-")
+
+    def handle(artifact: Path, driver_findings: list[Path]) -> None:
+        found = handle_artifact(root, campaign, artifact, driver_findings, args.max_len, deadline)
+        campaign.found.append(found)
+        _print_finding(found, args.json)
+        with open(handled_file, "a") as f:  # a resumed campaign knows it is saved
+            f.write(f"{artifact.name}\n")
+
+    # A campaign killed after libFuzzer saved an input but before it was saved as a
+    # regression left the artifact here: handle it first.
+    handled = set(handled_file.read_text().split()) if handled_file.is_file() else set()
+    for artifact in sorted(p for p in findings_dir.iterdir() if p.name.startswith(prefixes)
+                           and p.name not in handled and p.is_file()):
+        handle(artifact, sorted(findings_dir.glob("driver-*.finding")))
     try:
         while True:
             left = int(deadline - time.monotonic())
@@ -463,7 +481,7 @@ def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args
             new = sorted((p for p in findings_dir.iterdir()
                           if p.is_file() and before.get(p.name) != p.stat().st_mtime_ns),
                          key=lambda p: p.stat().st_mtime_ns)
-            artifacts = [p for p in new if p.name.startswith(("crash-", "timeout-", "oom-", "leak-"))]
+            artifacts = [p for p in new if p.name.startswith(prefixes)]
             driver_findings = [p for p in new if p.name.startswith("driver-")]
             if not artifacts:
                 if rc != 0:
@@ -476,9 +494,7 @@ def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args
                 # An input of the corpus itself that fails (the routine changed since it was
                 # added) would stop every round at once: report it and end the campaign.
                 stuck |= any((corpus / name).is_file() for name in (digest, f"seed-{digest}"))
-                found = handle_artifact(root, campaign, artifact, driver_findings, args.max_len, deadline)
-                campaign.found.append(found)
-                _print_finding(found, args.json)
+                handle(artifact, driver_findings)
             if stuck:
                 print(f"copyfuzz: an input of the corpus {corpus} fails: libFuzzer cannot get past it, "
                       f"so the campaign ends here (fix the routine, or fuzz with another --corpus)",
@@ -563,6 +579,15 @@ def _afl_execs(stats: Path) -> int:
     return int(value) if value.isdigit() else 0
 
 
+def afl_instances(jobs: int, host: str | None) -> list[str]:
+    """`default`, or main and secN with --jobs. With --afl-host H they are main-H and secN-H,
+    main-H a -M even alone: hosts syncing their queues into one another's output dir
+    (ci/afl-sync.sh) need names unique across hosts, and only -M/-S instances sync."""
+    if host:
+        return [f"main-{host}", *(f"sec{i}-{host}" for i in range(1, jobs))]
+    return ["default"] if jobs == 1 else ["main", *(f"sec{i}" for i in range(1, jobs))]
+
+
 def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argparse.Namespace,
                  deadline: float) -> None:
     """afl-fuzz -V for the time (-M main and -S secN with --jobs), in findings/afl/ (resumed
@@ -571,7 +596,7 @@ def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argp
     out.mkdir(exist_ok=True)
     logs = campaign.findings_dir / ".logs"
     logs.mkdir(exist_ok=True)
-    names = ["default"] if args.jobs == 1 else ["main", *(f"sec{i}" for i in range(1, args.jobs))]
+    names = afl_instances(args.jobs, getattr(args, "afl_host", None))
     seconds = max(1, int(deadline - time.monotonic()))
     fenv = afl_env(env)
     procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
@@ -585,7 +610,7 @@ def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argp
                 argv = ["afl-fuzz", "-i", "-" if resume[name] else str(seeds), "-o", str(out), "-V",
                         str(max(1, int(deadline - time.monotonic()))), "-s", str((campaign.seed + i) % 2**31)]
                 if name != "default":
-                    argv += ["-M" if name == "main" else "-S", name]
+                    argv += ["-M" if name.split("-")[0] == "main" else "-S", name]
                 argv += ["--", str(root / AFL_TARGET)]
                 log = logs / f"afl-{name}.log"
                 # afl-fuzz binds itself (and so the driver and its executor) to a free core:

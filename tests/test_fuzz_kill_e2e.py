@@ -1,0 +1,145 @@
+"""End to end: killing loses nothing. A campaign killed midway (SIGKILL to its whole
+process group, as a CI timeout does) leaves its findings and corpus on disk and resumes
+when the same command runs again; an executor killed under the driver is a `crash`
+finding and the campaign goes on. Needs clang, AFL++ and QEMU: a missing tool FAILS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import ROOT, TOOL, run_cli
+
+pytestmark = pytest.mark.e2e
+
+MUTANT = "riscv/mutants/wrong-shift"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built() -> None:
+    subprocess.run(["make", "-s", "all"], cwd=ROOT, check=True)
+
+
+def args(tmp: Path, routine: str, engine: str, seconds: int) -> list[str]:
+    return ["fuzz", routine, "--engine", engine, "--time", str(seconds), "--seed", "3", "--corpus",
+            str(tmp / "corpus"), "--findings", str(tmp / "findings"), "--regressions", str(tmp / "regressions")]
+
+
+def start(tmp: Path, routine: str, engine: str, seconds: int) -> subprocess.Popen[str]:
+    """The campaign in a session of its own, so that one killpg reaches every process of it."""
+    return subprocess.Popen([sys.executable, "-m", "copyfuzz", *args(tmp, routine, engine, seconds), "--json"],
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(TOOL)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def wait_for(what: Callable[[], object], seconds: float, proc: subprocess.Popen[str]) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if what():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"the campaign ended first: {proc.stderr.read()[-2000:] if proc.stderr else ''}")
+        time.sleep(0.2)
+    raise AssertionError(f"not seen within {seconds} s")
+
+
+def kill_campaign(proc: subprocess.Popen[str]) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    # nothing of it lives on (no driver, executor or afl-fuzz), once the dead are reaped
+    end = time.monotonic() + 10
+    while True:
+        ps = subprocess.run(["ps", "-e", "-o", "sid=,stat=,args="], capture_output=True, text=True).stdout
+        left = [line for line in ps.splitlines()
+                if line.split()[0] == str(proc.pid) and not line.split()[1].startswith("Z")]
+        if not left or time.monotonic() > end:
+            break
+        time.sleep(0.2)
+    assert not left, left
+
+
+def files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()} if directory.is_dir() else {}
+
+
+def test_killing_a_libfuzzer_campaign_keeps_its_finding_and_the_rerun_resumes(tmp_path: Path) -> None:
+    proc = start(tmp_path, MUTANT, "libfuzzer", 300)
+    findings = tmp_path / "findings"
+    # the driver writes its finding before it aborts; libFuzzer then saves the input
+    wait_for(lambda: list(findings.glob("crash-*")), 120, proc)
+    kill_campaign(proc)
+    (finding,) = findings.glob("driver-*.finding")
+    text = finding.read_text()
+    assert "classes=wrong-data" in text and "spec=n=" in text, text
+    corpus = files(tmp_path / "corpus")
+    (artifact,) = findings.glob("crash-*")
+    # the same command again: the killed run's artifact is saved as a regression first, and
+    # the corpus is resumed (only ever added to)
+    again = run_cli(*args(tmp_path, MUTANT, "libfuzzer", 8), "--json", timeout=300)
+    assert again.returncode == 1, again.stdout + again.stderr[-2000:]
+    rep = json.loads(again.stdout)
+    assert rep["corpus_size"] >= len(corpus) > 0
+    assert rep["finds"][0]["artifact"] == str(artifact) and rep["finds"][0]["cls"] == "wrong-data"
+    after = files(tmp_path / "corpus")
+    assert all(after.get(name) == data for name, data in corpus.items())
+    specs = list((tmp_path / "regressions").glob("*--wrong-data*.spec"))
+    assert specs and all(run_cli("repro", str(spec)).returncode == 1 for spec in specs)
+    assert artifact.name in (findings / "libfuzzer-handled").read_text()
+
+
+def test_killing_a_clean_campaign_midway_and_resuming(tmp_path: Path) -> None:
+    proc = start(tmp_path, "riscv/copy_user", "libfuzzer", 300)
+    wait_for(lambda: len(files(tmp_path / "corpus")) >= 20, 120, proc)
+    kill_campaign(proc)
+    corpus = files(tmp_path / "corpus")
+    again = run_cli(*args(tmp_path, "riscv/copy_user", "libfuzzer", 5), "--json", timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr[-2000:]
+    rep = json.loads(again.stdout)
+    assert rep["corpus_size"] >= len(corpus) and not rep["finds"]
+    assert all(files(tmp_path / "corpus").get(name) == data for name, data in corpus.items())
+
+
+def test_killing_an_afl_campaign_and_resuming_from_its_queue(tmp_path: Path) -> None:
+    proc = start(tmp_path, "riscv/copy_user", "afl", 300)
+    queue = tmp_path / "findings/afl/default/queue"
+    wait_for(lambda: len(list(queue.glob("id:*"))) >= 5, 120, proc)
+    kill_campaign(proc)
+    kept = {p.name for p in queue.glob("id:*")}
+    again = run_cli(*args(tmp_path, "riscv/copy_user", "afl", 8), "--json", timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    log = (tmp_path / "findings/.logs/afl-default.log").read_text(errors="replace")
+    assert "resum" in log.lower(), log[-2000:]  # afl-fuzz -i - : the queue is its input
+    assert json.loads(again.stdout)["corpus_size"] >= len(kept) > 0  # the queue reached the corpus
+
+
+def test_an_executor_killed_under_the_driver_is_a_crash_and_the_campaign_goes_on(tmp_path: Path) -> None:
+    proc = start(tmp_path, "riscv/copy_user", "libfuzzer", 25)
+    elf = str(ROOT / "build/riscv64/riscv/copy_user.elf")
+    wait_for(lambda: list((tmp_path / "findings/.coverage").glob("cov-*")), 60, proc)
+
+    def executors() -> list[str]:
+        out = subprocess.run(["pgrep", "-s", str(proc.pid), "-f", f"{elf} serve"], capture_output=True, text=True)
+        return out.stdout.split()
+
+    (pid,) = executors()
+    os.kill(int(pid), signal.SIGKILL)
+    out, err = proc.communicate(timeout=200)
+    assert proc.returncode == 1, err[-3000:]
+    rep = json.loads(out)
+    assert rep["rounds"] >= 2, rep  # libFuzzer stopped at the crash; the next round went on
+    assert rep["findings"] == {"crash": 1}, rep["findings"]
+    (finding,) = (tmp_path / "findings").glob("driver-*.finding")
+    assert "classes=crash" in finding.read_text() and "the executor died" in finding.read_text()
+    assert list((tmp_path / "findings").glob("crash-*"))
+    # it does not reproduce on its own: a crash that only the kill made
+    (spec,) = (tmp_path / "regressions").glob("*.spec")
+    assert run_cli("repro", str(spec)).returncode == 0
