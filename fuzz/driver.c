@@ -3,15 +3,18 @@
  * driver.c - the native fuzz driver (LLVMFuzzerTestOneInput) for libFuzzer
  * and AFL++ (libAFLDriver): bytes -> case -> a persistent riscv executor under
  * qemu with the coverage plugin -> result, coverage and observation back ->
- * the oracle (ref/, natively, under ASan+UBSan) -> abort on a finding, so the
+ * the oracle (ref/, natively, under the build's sanitizers: ASan+UBSan from the
+ * Makefile, the engine's on a fuzzing service) -> abort on a finding, so the
  * engine saves the input.
  *
- * Environment (copyfuzz fuzz sets it; defaults in brackets):
- *   COPYFUZZ_EXECUTOR   the routine's executor ELF (required)
- *   COPYFUZZ_KIND       copy | clear | memcpy [copy]
- *   COPYFUZZ_PROFILE    linux | exact [linux]
- *   COPYFUZZ_QEMU       qemu-riscv64, or "" to run the executor directly [qemu-riscv64]
+ * Environment (copyfuzz fuzz sets it; defaults in brackets, "bundle" below):
+ *   COPYFUZZ_EXECUTOR   the routine's executor ELF (required unless bundled)
+ *   COPYFUZZ_KIND       copy | clear | memcpy [bundled routine's, else copy]
+ *   COPYFUZZ_PROFILE    linux | exact [bundled routine's, else linux]
+ *   COPYFUZZ_QEMU       qemu-riscv64, or "" to run the executor directly
+ *                       [the bundled qemu, else qemu-riscv64 from PATH]
  *   COPYFUZZ_PLUGIN     cfplugin.so for coverage and the memory audit, "" for none
+ *                       [the bundled plugin, else none]
  *   COPYFUZZ_MAX_LEN    the longest n an input can ask for [65536]
  *   COPYFUZZ_TIMEOUT_MS the executor's per-case watchdog [1000]
  *   COPYFUZZ_FINDINGS   a directory: each finding is written there first
@@ -21,6 +24,17 @@
  *   COPYFUZZ_PIN        0: leave CPU placement to the scheduler [1: see pin_to_one_cpu]
  *   COPYFUZZ_PRINT_CASE set: print every decoded case as "case: <spec>" on stderr
  *                       (tests check the Python mirror of the decoding against it)
+ *
+ * Bundle (.clusterfuzzlite/build.sh, docs/clusterfuzzlite.md): on a fuzzing
+ * service only the output directory reaches the machine that runs the target,
+ * and neither the working directory nor the environment is ours. So a target
+ * built there carries its routine, kind and profile as -DCF_BUNDLE_ROUTINE=
+ * "riscv/copy_user", -DCF_BUNDLE_KIND="copy", -DCF_BUNDLE_PROFILE="exact", and
+ * finds the rest beside its own binary (/proc/self/exe, else argv[0]), in
+ * <dir>/copyfuzz/: <routine>.elf, cfplugin.so, and qemu/ (qemu-riscv64, its
+ * shared libraries in lib/ and their loader ld.so, run as
+ * "ld.so --inhibit-cache --library-path lib qemu-riscv64 ..." so nothing of the
+ * host's is needed). A variable that is set still wins over the bundle.
  *
  * Input layout (every byte string decodes to a valid case; missing bytes are 0):
  *   [0]    bits 0-1: src side, bits 2-3: dst side: 0/1 no fault, 2 the buffer's
@@ -54,6 +68,15 @@
 #include "records.h"
 #include "ref.h"
 
+/* A bundled target's routine comes with the build (header comment); the kind and
+ * profile default to the routine's, else to what they always were. */
+#ifndef CF_BUNDLE_KIND
+#define CF_BUNDLE_KIND "copy"
+#endif
+#ifndef CF_BUNDLE_PROFILE
+#define CF_BUNDLE_PROFILE "linux"
+#endif
+
 /* AFL++ build only (fuzz/afl_cov.c): RISC-V edges into AFL's map. */
 void cf_afl_feed(const uint8_t *edges) __attribute__((weak));
 
@@ -63,6 +86,7 @@ static uint8_t extra_counters[CF_COV_MAP_SIZE];
 
 static struct {
 	const char *executor, *qemu, *plugin, *findings, *coverage;
+	const char *loader, *libdir; /* the bundled qemu's own ld.so and libraries, else NULL */
 	int print_case;
 	uint16_t kind, profile;
 	uint64_t max_len, timeout_ms;
@@ -72,6 +96,7 @@ static struct cf_plugin_shm *pshm; /* NULL without the plugin */
 static struct cf_observe_shm *oshm;
 static int plugin_fd = -1, observe_fd = -1;
 static pid_t child = -1;
+static pid_t owner; /* the process that started the executor: its pipes are that process's */
 static int to_child = -1, from_child = -1;
 static uint64_t case_id;
 
@@ -114,6 +139,23 @@ static void stop_executor(void)
 	to_child = from_child = -1;
 }
 
+/*
+ * AFL++'s forkserver forks the process that ran LLVMFuzzerInitialize: a child that used
+ * its parent's executor would share one pipe with every later child, and a child killed
+ * mid-exchange (afl-fuzz's timeout) would leave its answer for the next one to read. So
+ * a forked process lets the parent's executor be (closing only its own copies of the
+ * pipes) and starts one of its own, which dies with it (PR_SET_PDEATHSIG).
+ */
+static void forget_inherited_executor(void)
+{
+	if (child >= 0 && owner != getpid()) {
+		close(to_child);
+		close(from_child);
+		child = -1;
+		to_child = from_child = -1;
+	}
+}
+
 static void start_executor(void)
 {
 	int in[2], out[2];
@@ -121,6 +163,7 @@ static void start_executor(void)
 		die("pipe");
 	if (pshm)
 		pshm->plugin_ready = 0;
+	owner = getpid();
 	child = fork();
 	if (child < 0)
 		die("fork");
@@ -134,9 +177,15 @@ static void start_executor(void)
 		snprintf(ofd, sizeof ofd, "%d", observe_fd);
 		snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)cfg.timeout_ms);
 		snprintf(plug, sizeof plug, "%s,fd=%d", cfg.plugin, plugin_fd);
-		const char *argv[16];
+		const char *argv[24];
 		int k = 0;
 		if (*cfg.qemu) {
+			if (cfg.loader) { /* the bundled qemu, with its own libraries only */
+				argv[k++] = cfg.loader;
+				argv[k++] = "--inhibit-cache";
+				argv[k++] = "--library-path";
+				argv[k++] = cfg.libdir;
+			}
 			argv[k++] = cfg.qemu;
 			if (pshm) {
 				argv[k++] = "-plugin";
@@ -202,27 +251,88 @@ static void pin_to_one_cpu(void)
 }
 
 /* libFuzzer's -jobs/-workers/-fork parent only starts workers (each a fresh process
- * with those flags removed): it must neither pin them all to its CPU nor run an executor. */
+ * with those flags removed): it must neither pin them all to its CPU nor run an executor.
+ * The same holds for the outer process of -merge=1 (corpus pruning on a fuzzing service)
+ * and -minimize_crash=1, whose inner runs carry -merge_inner/-minimize_crash_internal_step.
+ * Should a parent run an input after all, LLVMFuzzerTestOneInput starts an executor. */
 static int is_libfuzzer_parent(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
+	int outer = 0, inner = 0;
+	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "-jobs=", 6) || !strncmp(argv[i], "-workers=", 9) ||
 		    !strncmp(argv[i], "-fork=", 6))
 			return 1;
-	return 0;
+		if (!strcmp(argv[i], "-merge=1") || !strcmp(argv[i], "-set_cover_merge=1") ||
+		    !strcmp(argv[i], "-minimize_crash=1"))
+			outer = 1;
+		if (!strncmp(argv[i], "-merge_inner=", 13) ||
+		    !strncmp(argv[i], "-minimize_crash_internal_step=", 30))
+			inner = 1;
+	}
+	return outer && !inner;
+}
+
+/* "<dir of this binary>/<rel>" if that exists (and is executable when exec is set). */
+static const char *beside_self(const char *argv0, const char *rel, int exec)
+{
+	static char dir[4096];
+	if (!dir[0]) {
+		ssize_t k = readlink("/proc/self/exe", dir, sizeof dir - 1);
+		if (k > 0)
+			dir[k] = 0;
+		else if (!argv0 || !realpath(argv0, dir))
+			return NULL;
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			return NULL;
+		*slash = 0;
+	}
+	char path[8192];
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	if (access(path, exec ? X_OK : R_OK) != 0)
+		return NULL;
+	return strdup(path);
+}
+
+/* Where the variables are not set: the bundle beside the binary (header comment). */
+static void find_bundle(const char *argv0)
+{
+	const char *v;
+#ifdef CF_BUNDLE_ROUTINE
+	if (!(v = getenv("COPYFUZZ_EXECUTOR")) || !*v) {
+		cfg.executor = beside_self(argv0, "copyfuzz/" CF_BUNDLE_ROUTINE ".elf", 0);
+		if (!cfg.executor)
+			die("no copyfuzz/" CF_BUNDLE_ROUTINE ".elf beside this fuzz target, and "
+			    "COPYFUZZ_EXECUTOR is not set");
+	}
+#endif
+	if (!getenv("COPYFUZZ_QEMU")) {
+		const char *loader = beside_self(argv0, "copyfuzz/qemu/ld.so", 1);
+		const char *qemu = beside_self(argv0, "copyfuzz/qemu/qemu-riscv64", 0);
+		const char *libdir = beside_self(argv0, "copyfuzz/qemu/lib", 1);
+		if (loader && qemu && libdir) {
+			cfg.loader = loader;
+			cfg.libdir = libdir;
+			cfg.qemu = qemu;
+		}
+	}
+	if (!getenv("COPYFUZZ_PLUGIN") && (v = beside_self(argv0, "copyfuzz/cfplugin.so", 0)))
+		cfg.plugin = v;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	cfg.executor = getenv("COPYFUZZ_EXECUTOR");
-	if (!cfg.executor || !*cfg.executor)
-		die("set COPYFUZZ_EXECUTOR to a routine's executor (build/riscv64/<routine>.elf)");
-	const char *kind = env_or("COPYFUZZ_KIND", "copy");
-	cfg.kind = !strcmp(kind, "clear") ? CF_KIND_CLEAR : !strcmp(kind, "memcpy") ? CF_KIND_MEMCPY : CF_KIND_COPY;
-	cfg.profile = !strcmp(env_or("COPYFUZZ_PROFILE", "linux"), "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
 	cfg.qemu = env_or("COPYFUZZ_QEMU", "qemu-riscv64");
 	cfg.plugin = env_or("COPYFUZZ_PLUGIN", "");
+	find_bundle(argc && *argc > 0 ? (*argv)[0] : NULL);
+	if (!cfg.executor || !*cfg.executor)
+		die("set COPYFUZZ_EXECUTOR to a routine's executor (build/riscv64/<routine>.elf)");
+	const char *kind = env_or("COPYFUZZ_KIND", CF_BUNDLE_KIND);
+	cfg.kind = !strcmp(kind, "clear") ? CF_KIND_CLEAR : !strcmp(kind, "memcpy") ? CF_KIND_MEMCPY : CF_KIND_COPY;
+	cfg.profile = !strcmp(env_or("COPYFUZZ_PROFILE", CF_BUNDLE_PROFILE), "exact") ? CF_PROFILE_EXACT
+										      : CF_PROFILE_LINUX;
 	cfg.findings = env_or("COPYFUZZ_FINDINGS", "");
 	cfg.coverage = env_or("COPYFUZZ_COVERAGE", "");
 	cfg.print_case = getenv("COPYFUZZ_PRINT_CASE") != NULL;
@@ -238,7 +348,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		return 0; /* the workers start their own executors */
 	atexit(write_snapshot);
 	pin_to_one_cpu();
-	start_executor();
+	if (!getenv("__AFL_SHM_ID")) /* under afl-fuzz this is the forkserver: see above */
+		start_executor();
 	return 0;
 }
 
@@ -424,6 +535,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		print_spec(stderr, &c);
 		fprintf(stderr, "\n");
 	}
+	forget_inherited_executor();
 	if (child < 0)
 		start_executor();
 	if (!exchange(&c, &r, &why)) {
@@ -432,7 +544,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start_executor(); /* for the engine's next input, after this one is saved */
 		report(&c, cls, why);
 	}
-	if (r.magic != CF_RESULT_MAGIC || r.type != CF_RESULT_CASE || oshm->seq32 != (uint32_t)c.id)
+	if (r.magic != CF_RESULT_MAGIC || r.type != CF_RESULT_CASE || r.id != c.id || oshm->c.id != c.id)
 		report(&c, CF_CRASH, "the executor answered out of step");
 	if (pshm) {
 		memcpy(extra_counters, pshm->edges, sizeof(extra_counters));

@@ -513,6 +513,10 @@ def afl_env(env: dict[str, str]) -> dict[str, str]:
 
 
 AFL_NO_FREE_CORE = b"No more free CPU cores"
+# The driver tells a hang itself (its executor's watchdog, then at most 3 x 1 s + 5 s of
+# waiting): afl-fuzz's own timeout, calibrated in milliseconds, would kill the driver for a
+# case that is merely slow on a loaded machine.
+AFL_TIMEOUT_MS = 10000
 AFL_BOUND = b"try binding to #"
 
 
@@ -608,7 +612,8 @@ def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argp
 
             def launch(i: int, name: str, bind: bool) -> tuple[str, subprocess.Popen[bytes], Path]:
                 argv = ["afl-fuzz", "-i", "-" if resume[name] else str(seeds), "-o", str(out), "-V",
-                        str(max(1, int(deadline - time.monotonic()))), "-s", str((campaign.seed + i) % 2**31)]
+                        str(max(1, int(deadline - time.monotonic()))), "-s", str((campaign.seed + i) % 2**31),
+                        "-t", str(AFL_TIMEOUT_MS)]
                 if name != "default":
                     argv += ["-M" if name.split("-")[0] == "main" else "-S", name]
                 argv += ["--", str(root / AFL_TARGET)]
