@@ -1,0 +1,197 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# build.sh - copyfuzz's fuzz targets for ClusterFuzzLite; also an OSS-Fuzz build.sh
+# (same contract: $SRC, $OUT, $WORK, $CC/$CXX/$CFLAGS/$CXXFLAGS, $LIB_FUZZING_ENGINE).
+#
+# One libFuzzer target per bundled routine (arch/riscv/*.S, not the mutants), named
+# <routine with / and - as _>_fuzzer, e.g. riscv_copy_user_fuzzer. Only $OUT reaches
+# the machine that runs them, so everything a target needs goes to $OUT/copyfuzz/
+# (a subdirectory: nothing there may look like a fuzz target):
+#   <routine>.elf      the routine's riscv64 executor (static)
+#   cfplugin.so        the QEMU coverage plugin (plain $CC: it is loaded into qemu)
+#   qemu/qemu-riscv64  a dynamic, plugin-capable qemu, with its shared libraries in
+#   qemu/lib/, and     qemu/ld.so, their loader: run as ld.so --library-path lib ...
+# plus <target>.options and, from corpora/<routine stem>/, <target>_seed_corpus.zip.
+# fuzz/driver.c's header comment says how a target finds these files.
+#
+# Variables of our own (none is needed on ClusterFuzzLite):
+#   COPYFUZZ_EXTRA_TARGETS  more routines, e.g. "riscv/mutants/wrong-shift" (space or
+#                           comma separated): for verifying the set-up only, never by default
+#   COPYFUZZ_BUNDLE_QEMU    the qemu-riscv64 to bundle [the one on PATH]
+#   COPYFUZZ_SMOKE=0        skip the short run of one target from $OUT at the end
+#   CROSS_COMPILE           the riscv64 toolchain prefix [riscv64-linux-gnu-]
+set -euo pipefail
+
+: "${SRC:?SRC must be set (the fuzzing service sets it)}"
+: "${OUT:?OUT must be set}"
+: "${WORK:?WORK must be set}"
+CC=${CC:-clang}
+CXX=${CXX:-clang++}
+CFLAGS=${CFLAGS:-}
+CXXFLAGS=${CXXFLAGS:-}
+LIB_FUZZING_ENGINE=${LIB_FUZZING_ENGINE:--fsanitize=fuzzer}
+CROSS=${CROSS_COMPILE:-riscv64-linux-gnu-}
+
+REPO=$SRC/copyfuzz
+BUNDLE=$OUT/copyfuzz
+B=$WORK/copyfuzz # intermediate files: never in $OUT
+WARN=(-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes)
+
+die() {
+	echo "build.sh: $*" >&2
+	exit 1
+}
+
+# A routine's " * copyfuzz: KEY=value" header line, as the Makefile reads it.
+meta() {
+	sed -n "1,40s/^[ /*]*copyfuzz: $2=\([^ ]*\).*/\1/p" "$1" | head -n 1
+}
+
+target_name() {
+	printf '%s_fuzzer' "$(printf '%s' "$1" | tr -c 'A-Za-z0-9\n' '_')"
+}
+
+# The per-routine corpus directory name `copyfuzz fuzz` uses (Routine.file_stem).
+corpus_stem() {
+	printf '%s' "$1" | sed 's/[^A-Za-z0-9_.-]\{1,\}/__/g; s/^[_.]*//; s/[_.]*$//'
+}
+
+[[ -f $REPO/fuzz/driver.c ]] || die "no copyfuzz source in $REPO"
+# The flag variables as words (read -a splits without globbing).
+read -ra cflags <<<"$CFLAGS"
+read -ra cxxflags <<<"$CXXFLAGS"
+read -ra engine <<<"$LIB_FUZZING_ENGINE"
+extra_list=${COPYFUZZ_EXTRA_TARGETS:-}
+read -ra extra <<<"${extra_list//,/ }"
+
+# ---- which routines ----
+routines=()
+for src in "$REPO"/arch/riscv/*.S; do
+	r=${src#"$REPO"/arch/}
+	routines+=("${r%.S}")
+done
+for r in "${extra[@]}"; do
+	r=${r%.S}
+	r=${r#arch/}
+	[[ -f $REPO/arch/$r.S ]] || die "COPYFUZZ_EXTRA_TARGETS: no routine $r (arch/$r.S)"
+	[[ " ${routines[*]} " == *" $r "* ]] || routines+=("$r")
+done
+
+# ---- the riscv64 executors and the plugin, through the Makefile ----
+# CC on the command line: the environment's CC is the host clang. The Makefile reads
+# no CFLAGS, so the engine's flags cannot leak into the riscv or plugin builds.
+elfs=()
+for r in "${routines[@]}"; do
+	elfs+=("$B/riscv64/$r.elf")
+done
+make -C "$REPO" -s -j"$(nproc)" O="$B" ARCH=riscv XLEN=64 CROSS_COMPILE="$CROSS" CC="${CROSS}gcc" \
+	HOSTCC="$CC" "${elfs[@]}" "$B/host/cfplugin.so"
+if grep -Eq '__(asan|msan|ubsan|sanitizer|llvm_profile)' <<<"$(nm -D --undefined-only "$B/host/cfplugin.so")"; then
+	die "cfplugin.so was built with sanitizer or coverage runtime calls; qemu cannot load it"
+fi
+
+# ---- the oracle: the engine's sanitizer, but no SanitizerCoverage ----
+# Its per-byte comparison loop, traced, was half of every execution (docs/perf.md); the
+# coverage worth having is the routine's, from the plugin.
+ref_flags=()
+for f in "${cflags[@]}"; do
+	case $f in
+	-fsanitize-coverage=*) ;; # engine-specific coverage (trace-pc-guard, ...)
+	-fsanitize=*)
+		keep=
+		IFS=, read -ra kinds <<<"${f#-fsanitize=}"
+		for k in "${kinds[@]}"; do
+			[[ $k == fuzzer || $k == fuzzer-no-link ]] || keep+=${keep:+,}$k
+		done
+		[[ -z $keep ]] || ref_flags+=("-fsanitize=$keep")
+		;;
+	*) ref_flags+=("$f") ;;
+	esac
+done
+mkdir -p "$B"
+"$CC" "${ref_flags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" \
+	-c "$REPO/ref/ref.c" -o "$B/ref.o"
+if grep -Eq '__sanitizer_cov|__sancov' <<<"$(nm "$B/ref.o")"; then
+	die "ref.o still has SanitizerCoverage: CFLAGS='$CFLAGS' needs another exception here"
+fi
+
+# ---- one target per routine: the same driver, the routine compiled in ----
+rm -rf "$BUNDLE"
+mkdir -p "$BUNDLE"
+targets=()
+for r in "${routines[@]}"; do
+	src=$REPO/arch/$r.S
+	kind=$(meta "$src" kind)
+	profile=$(meta "$src" profile)
+	[[ $kind == copy || $kind == clear || $kind == memcpy ]] || die "$src: kind '$kind' (copy|clear|memcpy)"
+	name=$(target_name "$r")
+	"$CC" "${cflags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" \
+		-DCF_BUNDLE_ROUTINE="\"$r\"" -DCF_BUNDLE_KIND="\"$kind\"" \
+		-DCF_BUNDLE_PROFILE="\"${profile:-linux}\"" \
+		-c "$REPO/fuzz/driver.c" -o "$B/$name.o"
+	"$CXX" "${cxxflags[@]}" "$B/$name.o" "$B/ref.o" "${engine[@]}" -o "$OUT/$name"
+	mkdir -p "$(dirname "$BUNDLE/$r")"
+	cp "$B/riscv64/$r.elf" "$BUNDLE/$r.elf"
+
+	# Inputs are 10 bytes (the layout in driver.c); longer ones only waste mutations.
+	printf '[libfuzzer]\nmax_len = 16\n' >"$OUT/$name.options"
+	rm -f "$OUT/${name}_seed_corpus.zip"
+	corpus=$REPO/corpora/$(corpus_stem "$r")
+	if [[ -d $corpus ]] && [[ -n $(find "$corpus" -maxdepth 1 -type f ! -name '.*' -print -quit) ]]; then
+		(cd "$corpus" && find . -maxdepth 1 -type f ! -name '.*' -printf '%P\n' |
+			zip -q -X "$OUT/${name}_seed_corpus.zip" -@)
+	fi
+	targets+=("$name")
+done
+cp "$B/host/cfplugin.so" "$BUNDLE/cfplugin.so"
+
+# ---- a qemu that runs where none is installed ----
+# The runner has no qemu, glib, gnutls...: bundle the binary, every library it and the
+# plugin load (under the names they ask for: no symlinks, archives may drop them), and
+# the loader, which the driver runs with --inhibit-cache --library-path qemu/lib.
+qemu=${COPYFUZZ_BUNDLE_QEMU:-$(command -v qemu-riscv64 || true)}
+[[ -n $qemu && -x $qemu ]] || die "no qemu-riscv64: install qemu-user (dynamic, with plugin support)"
+qemu=$(readlink -f "$qemu")
+interp=$(readelf -lW "$qemu" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+[[ -n $interp ]] || die "$qemu is static: a static qemu cannot load TCG plugins (qemu-user, not -static)"
+# (read whole first: grep -q stopping early would fail the pipe under pipefail)
+syms=$(readelf --dyn-syms -W "$qemu")
+grep -qw qemu_plugin_register_vcpu_tb_trans_cb <<<"$syms" ||
+	die "$qemu has no TCG plugin API (built without --enable-plugins)"
+mkdir -p "$BUNDLE/qemu/lib"
+cp "$qemu" "$BUNDLE/qemu/qemu-riscv64"
+cp -L "$interp" "$BUNDLE/qemu/ld.so"
+chmod 0755 "$BUNDLE/qemu/ld.so" "$BUNDLE/qemu/qemu-riscv64"
+libs=$({ ldd "$qemu"; ldd "$BUNDLE/cfplugin.so"; } | sort -u)
+if grep -q 'not found' <<<"$libs"; then
+	die "qemu or the plugin misses libraries: $(grep 'not found' <<<"$libs" | tr -s ' \t\n' ' ')"
+fi
+while read -r soname path; do
+	cp -L "$path" "$BUNDLE/qemu/lib/$soname"
+done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$libs")
+version=$(env -i "$BUNDLE/qemu/ld.so" --inhibit-cache --library-path "$BUNDLE/qemu/lib" \
+	"$BUNDLE/qemu/qemu-riscv64" --version | head -n 1) || die "the bundled qemu does not start"
+
+# ---- a short run of one target from $OUT, as the runner starts it ----
+# No COPYFUZZ_* variable, another working directory, an empty PATH: the target must find
+# its executor, plugin and qemu by itself. A broken bundle fails the build here, not on
+# the runner.
+if [[ ${COPYFUZZ_SMOKE:-1} != 0 ]]; then
+	smoke=$(mktemp -d "${TMPDIR:-/tmp}/copyfuzz-smoke.XXXXXX")
+	unset_args=()
+	for v in $(compgen -e); do
+		[[ $v != COPYFUZZ_* ]] || unset_args+=(-u "$v")
+	done
+	if ! (cd "$smoke" && env "${unset_args[@]}" PATH="$smoke" LLVM_PROFILE_FILE="$smoke/%p.profraw" \
+		"$OUT/${targets[0]}" -runs=64 -seed=1 >"$smoke/log" 2>&1) ||
+		! grep -q 'Done 64 runs' "$smoke/log"; then
+		tail -n 30 "$smoke/log" >&2
+		rm -rf "$smoke"
+		die "${targets[0]} does not run from \$OUT (log above)"
+	fi
+	rm -rf "$smoke"
+fi
+
+echo "build.sh: ${#targets[@]} targets in $OUT: ${targets[*]}"
+echo "build.sh: bundled $version ($(find "$BUNDLE/qemu/lib" -type f | wc -l) libraries)"
