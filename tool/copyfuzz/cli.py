@@ -1,4 +1,4 @@
-"""The command line: `copyfuzz list | sweep | check | audit | bench | cov | repro | fuzz | replay`.
+"""The command line: `copyfuzz list | sweep | check | audit | bench | cov | repro | fuzz | replay | junit`.
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -155,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="contract to judge by (default: the routine's declared profile)")
     fz.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
                     help="longest n an input can ask for (COPYFUZZ_MAX_LEN, default 65536)")
+    fz.add_argument("--afl-host", type=_afl_host, metavar="NAME",
+                    help="--engine afl: name the instances after this host, main-NAME (-M) and secN-NAME "
+                         "(-S), even with --jobs 1, so that hosts can sync their queues (ci/afl-sync.sh); "
+                         "each run imports the synced queues first (AFL_IMPORT_FIRST)")
     fz.add_argument("--json", action="store_true", help="machine-readable output")
 
     rl = sub.add_parser("replay", help="re-run saved cases: regression specs, corpora, artifacts",
@@ -169,7 +174,26 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
                     help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
     rl.add_argument("--json", action="store_true", help="machine-readable output")
+
+    ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
+                        epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "
+                               "2 an error (a run that failed, an unreadable result) or bad input")
+    ju.add_argument("results", nargs="*", type=Path, metavar="RESULT.json",
+                    help="output of 'copyfuzz fuzz --json' or 'replay --json'; RESULT.status and "
+                         "RESULT.stderr beside it are read if present (docs/ci.md); none: an empty report")
+    ju.add_argument("--out", type=Path, required=True, metavar="FILE", help="the JUnit XML file to write")
+    ju.add_argument("--suite", default="copyfuzz", metavar="NAME", help="testsuite name (default copyfuzz)")
+    ju.add_argument("--expect-mutants", action="store_true",
+                    help="replay results: a bundled mutant's cases must reproduce (they are the mutant "
+                         "catalogue), any other routine's must not")
     return p
+
+
+def _afl_host(text: str) -> str:
+    """An AFL++ instance name part: a file name in the sync dir, no separators."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only (at most 40)")
+    return text
 
 
 def _size_list(text: str) -> list[int]:
@@ -221,6 +245,10 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+# Commands whose module is not cmd_<command>.py (run_<command> in it all the same).
+_MODULES = {"junit": ".junit"}
+
+
 def _terminate(signum: int, frame: object) -> None:
     # Unwind like Ctrl-C so running executors are stopped by their `finally`.
     raise KeyboardInterrupt
@@ -232,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
-        module = importlib.import_module(f".cmd_{args.command}", __package__)
+        module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)
         run: Callable[[Path, argparse.Namespace], int] = getattr(module, f"run_{args.command}")
         return run(root, args)
     except CopyfuzzError as e:

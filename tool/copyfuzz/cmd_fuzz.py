@@ -603,6 +603,8 @@ def afl_campaign(root: Path, campaign: Campaign, env: dict[str, str], args: argp
     names = afl_instances(args.jobs, getattr(args, "afl_host", None))
     seconds = max(1, int(deadline - time.monotonic()))
     fenv = afl_env(env)
+    if getattr(args, "afl_host", None):  # first take in what other hosts found (ci/afl-sync.sh)
+        fenv["AFL_IMPORT_FIRST"] = "1"
     procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
     before = {name: _afl_execs(out / name / "fuzzer_stats") for name in names}  # a resume counts on
     with tempfile.TemporaryDirectory(prefix="copyfuzz-afl-") as scratch:

@@ -1,0 +1,78 @@
+"""What the CI scripts run on, as the copyfuzz tool names it (one place for names and stems).
+
+    targets.py routines [--all] [PATTERN...]      bundled routines (default: the non-mutants)
+    targets.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative]
+    --build                                       also build their executors and the fuzz targets
+
+One line per routine, tab-separated: name, file stem (the directory name the tool gives
+the routine's corpus, findings and regressions), mutant (1 or 0), kind, profile, and the
+executor relative to the repository root. Bad input: one line on stderr, exit 2.
+
+Run with tool/ on PYTHONPATH (ci/lib.sh does), from the directory the paths are relative to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from copyfuzz import build
+from copyfuzz.cli import repo_root
+from copyfuzz.errors import CopyfuzzError
+from copyfuzz.routines import Routine, discover, select
+from copyfuzz.targets import file_routines
+
+ROOT = repo_root()  # as the tool finds it (COPYFUZZ_ROOT too)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="ci/targets.py")
+    sub = p.add_subparsers(dest="what", required=True)
+    rs = sub.add_parser("routines")
+    rs.add_argument("patterns", nargs="*")
+    rs.add_argument("--all", action="store_true", help="mutants too")
+    rs.add_argument("--build", action="store_true")
+    fs = sub.add_parser("file")
+    fs.add_argument("file")
+    fs.add_argument("--symbol", action="append", required=True)
+    fs.add_argument("-D", dest="define", action="append")
+    fs.add_argument("--alternative", action="store_true")
+    fs.add_argument("--build", action="store_true")
+    return p.parse_args(argv)
+
+
+def resolve(args: argparse.Namespace) -> list[Routine]:
+    if args.what == "file":
+        # The same construction as `copyfuzz fuzz --file`, so names and stems agree with it.
+        ns = argparse.Namespace(symbol=args.symbol, kind=None, define=args.define,
+                                alternative=args.alternative, xlen=64)
+        return file_routines(ROOT, args.file, ns, "linux")
+    routines = discover(ROOT)
+    if args.patterns:  # in the order given, each once
+        chosen: dict[str, Routine] = {}
+        for pattern in args.patterns:
+            for r in select(routines, [pattern]):
+                chosen.setdefault(r.name, r)
+        return list(chosen.values())
+    return routines if args.all else [r for r in routines if not r.is_mutant]
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    try:
+        routines = resolve(args)
+        if args.build:
+            build.build(ROOT, ["all", "fuzz-targets"])
+            build.build_routines(ROOT, routines)
+    except CopyfuzzError as e:
+        print(f"copyfuzz: {e}", file=sys.stderr)
+        if e.details:
+            print(e.details, file=sys.stderr)
+        return e.exit_code
+    for r in routines:
+        print("\t".join([r.name, r.file_stem, "1" if r.is_mutant else "0", r.kind, r.profile, r.elf]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
