@@ -56,11 +56,6 @@ while [ $# -gt 0 ]; do
 	--time) need_value "$@"; time_s=$2; shift 2 ;;
 	--engines) need_value "$@"; engines=$2; shift 2 ;;
 	--routines) need_value "$@"; routines=$2; shift 2 ;;
-	--file) need_value "$@"; file=$2; shift 2 ;;
-	--symbol) need_value "$@"; symbols+=(--symbol "$2"); shift 2 ;;
-	-D) need_value "$@"; build_opts+=(-D "$2"); shift 2 ;;
-	-D?*) build_opts+=(-D "${1#-D}"); shift ;;
-	--alternative) build_opts+=(--alternative); shift ;;
 	--corpus-cache) need_value "$@"; cache=$2; shift 2 ;;
 	--corpora) need_value "$@"; corpora=$2; shift 2 ;;
 	--artifacts) need_value "$@"; artifacts=$2; shift 2 ;;
@@ -69,7 +64,11 @@ while [ $# -gt 0 ]; do
 	--seed) need_value "$@"; seed=$2; shift 2 ;;
 	--afl-host) need_value "$@"; afl_host=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
-	*) die "unknown option '$1' (see '$PROG --help')" ;;
+	*)
+		file_option "$@"
+		[ "$SHIFT" -gt 0 ] || die "unknown option '$1' (see '$PROG --help')"
+		shift "$SHIFT"
+		;;
 	esac
 done
 

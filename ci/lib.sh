@@ -26,6 +26,20 @@ need_value() { # need_value OPTION "$@": the option's argument must be there
 	fi
 }
 
+# file_option "$@": one of the options naming a kernel-style file's routines and its
+# build (--file F.S, --symbol SYM[:KIND], -D NAME[=VALUE], --alternative), taken into
+# file, symbols and build_opts. SHIFT: how many words it used (0: not one of these).
+file_option() {
+	SHIFT=0
+	case $1 in
+	--file) need_value "$@"; file=$2; SHIFT=2 ;;
+	--symbol) need_value "$@"; symbols+=(--symbol "$2"); SHIFT=2 ;;
+	-D) need_value "$@"; build_opts+=(-D "$2"); SHIFT=2 ;;
+	-D?*) build_opts+=(-D "${1#-D}"); SHIFT=1 ;;
+	--alternative) build_opts+=(--alternative); SHIFT=1 ;;
+	esac
+}
+
 positive_int() { # positive_int OPTION VALUE
 	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1: expected a positive integer, not '$2'"
 }

@@ -35,13 +35,12 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--corpus-cache) need_value "$@"; cache=$2; shift 2 ;;
 	--routines) need_value "$@"; routines=$2; shift 2 ;;
-	--file) need_value "$@"; file=$2; shift 2 ;;
-	--symbol) need_value "$@"; symbols+=(--symbol "$2"); shift 2 ;;
-	-D) need_value "$@"; build_opts+=(-D "$2"); shift 2 ;;
-	-D?*) build_opts+=(-D "${1#-D}"); shift ;;
-	--alternative) build_opts+=(--alternative); shift ;;
 	-h | --help) usage; exit 0 ;;
-	*) die "unknown option '$1' (see '$PROG --help')" ;;
+	*)
+		file_option "$@"
+		[ "$SHIFT" -gt 0 ] || die "unknown option '$1' (see '$PROG --help')"
+		shift "$SHIFT"
+		;;
 	esac
 done
 [ -n "$cache" ] || die "say which corpora with --corpus-cache DIR"

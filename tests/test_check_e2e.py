@@ -170,3 +170,54 @@ def test_watchdog_turns_an_endless_loop_into_a_hang_and_the_run_goes_on(tmp_path
 def test_alternative_path_builds_and_is_clean(tmp_path: Path) -> None:
     rc, report, err = check(tmp_path, NEW, "--symbol", "__asm_copy_to_user", "--alternative", "--max-len", "40")
     assert rc == 0, (err, report)
+
+
+def _file_routine(*defines: str):
+    import argparse
+
+    from copyfuzz.targets import file_routines
+    ns = argparse.Namespace(symbol=["__asm_copy_to_user"], kind=None, define=list(defines) or None,
+                            alternative=False, xlen=64)
+    return file_routines(ROOT, OLD, ns, "linux")[0]
+
+
+def test_regressions_keep_their_build_options_for_repro_and_replay(tmp_path: Path) -> None:
+    """A campaign on `--file F.S -D X` saves `# options: -DX ...`; repro and replay rebuild
+    the file with them, so the saved case reproduces without retyping the flags."""
+    from copyfuzz.cmd_fuzz import Campaign, save_regression
+    from copyfuzz.spec import parse_fields
+
+    regressions = tmp_path / "regressions"
+    fields = "n=2,src_off=0,dst_off=4095,dst_fault=1"
+    saved = {}
+    for label, routine in (("bug", _file_routine("CONFIG_FIXTURE_FULL_SIZE")), ("plain", _file_routine())):
+        campaign = Campaign(routine, "linux", 1, tmp_path / "corpus", tmp_path / "findings", regressions)
+        spec = parse_fields(routine.name, routine.kind, fields)
+        path, new = save_regression(campaign, spec, "no-progress", ["no-progress"], "0x12baa (x+0x12)")
+        assert new, f"{label}: the other build's regression was taken for this one's"
+        again, new = save_regression(campaign, spec, "no-progress", ["no-progress"], "0x12baa (x+0x12)")
+        assert (again, new) == (path, False)
+        saved[label] = path
+    assert "# options: -DCONFIG_FIXTURE_FULL_SIZE --kind copy\n" in saved["bug"].read_text()
+    assert "# options: --kind copy\n" in saved["plain"].read_text()
+
+    proc = run_cli("repro", str(saved["bug"]), "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "no-progress" in json.loads(proc.stdout)["errors"]
+    proc = run_cli("repro", str(saved["plain"]), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Flags on the command line replace the saved ones.
+    proc = run_cli("repro", str(saved["bug"]), "--json", "-D", "CONFIG_FIXTURE_SUM_BUG")
+    assert "no-progress" not in json.loads(proc.stdout)["errors"], proc.stdout
+
+    proc = run_cli("replay", str(regressions), "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    by_options = {" ".join(r["options"]): r for r in json.loads(proc.stdout)}
+    assert set(by_options) == {"-DCONFIG_FIXTURE_FULL_SIZE --kind copy", "--kind copy"}
+    assert by_options["-DCONFIG_FIXTURE_FULL_SIZE --kind copy"]["failing_cases"] == 1
+    assert by_options["--kind copy"]["failing_cases"] == 0
+
+    saved["bug"].write_text(saved["bug"].read_text().replace("--kind copy", "--kind copy --frobnicate"))
+    proc = run_cli("replay", str(regressions))
+    assert proc.returncode == 2 and "--frobnicate" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

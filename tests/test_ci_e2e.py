@@ -113,6 +113,11 @@ def test_junit_writer_on_hand_made_results(tmp_path: Path) -> None:
              "findings": {"no-progress": 1}, "reproducers": {"no-progress": "riscv/d:n=5,dst_off=0,dst_fault=1"}},
             {"routine": "riscv/e", "profile": "linux", "cases": 4, "failing_cases": 0, "findings": {},
              "reproducers": {}},
+            # One file built two ways (saved `# options:`): two testcases, told apart by -D.
+            {"routine": "k.S:f", "options": ["--kind", "copy"], "profile": "linux", "cases": 1,
+             "failing_cases": 0, "findings": {}, "reproducers": {}},
+            {"routine": "k.S:f", "options": ["-DCONFIG_X", "--kind", "copy"], "profile": "linux",
+             "cases": 1, "failing_cases": 0, "findings": {}, "reproducers": {}},
         ], "name=replay regressions\nexit=1\nseconds=3\n"),
         _write(tmp_path / "skip", None, "routine=riscv/f\nname=replay corpus\nskipped=a mutant's corpus\n"),
     ]
@@ -122,7 +127,8 @@ def test_junit_writer_on_hand_made_results(tmp_path: Path) -> None:
     cases = junit(out)
     assert list(cases) == [(a, "libfuzzer"), ("riscv/b", "afl"), ("riscv/c", "hypothesis"),
                            (MUTANT, "replay regressions"), ("riscv/d", "replay regressions"),
-                           ("riscv/e", "replay regressions"), ("riscv/f", "replay corpus")]
+                           ("riscv/e", "replay regressions"), ("k.S:f", "replay regressions"),
+                           ("k.S:f -DCONFIG_X", "replay regressions"), ("riscv/f", "replay corpus")]
     bad = cases[(a, "libfuzzer")]
     failures = bad.findall("failure")
     assert [f.get("type") for f in failures] == ["wrong-data", "unhandled-fault"]  # one per class

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,14 @@ def read_regressions(directory: Path) -> list[tuple[Path, str, dict[str, str]]]:
     return out
 
 
+def same_build(header: dict[str, str], routine: Routine) -> bool:
+    """Was the regression saved from this build of the routine (same -D, --alternative)?"""
+    try:
+        return shlex.split(header.get("options", "")) == routine.repro_options
+    except ValueError:
+        return False
+
+
 def seed_corpus(root: Path, campaign: Campaign) -> int:
     """Encodings of this routine's regressions, into an empty corpus. A regression that
     still reproduces is counted as a known finding instead: in the corpus, it would stop
@@ -153,9 +162,9 @@ def seed_corpus(root: Path, campaign: Campaign) -> int:
         return 0
     r = campaign.routine
     seeds: list[tuple[Path, Spec, bytes]] = []
-    for path, line, _ in read_regressions(campaign.regressions):
+    for path, line, header in read_regressions(campaign.regressions):
         name, _, fields = line.rpartition(":")
-        if name != r.name:
+        if name != r.name or not same_build(header, r):
             continue
         try:
             spec = parse_fields(r.name, r.kind, fields)
@@ -192,13 +201,16 @@ def save_regression(campaign: Campaign, spec: Spec, cls: str, classes: list[str]
     name = campaign.routine.name
     pc_key = fault_pc.split()[0] if fault_pc else "none"
     for path, line, header in read_regressions(campaign.regressions):
-        if (line.rpartition(":")[0] == name and header.get("class") == cls
-                and (header.get("fault-pc") or "none").split()[0] == pc_key):
+        if (line.rpartition(":")[0] == name and same_build(header, campaign.routine)
+                and header.get("class") == cls and (header.get("fault-pc") or "none").split()[0] == pc_key):
             return path, False
     campaign.regressions.mkdir(parents=True, exist_ok=True)
     path = _unique_path(campaign.regressions, f"{campaign.routine.file_stem}--{cls}")
+    options = campaign.routine.repro_options
     text = (f"# class: {cls}\n# classes: {','.join(classes)}\n# found-by: {campaign.engine}\n"
-            f"# fault-pc: {fault_pc or 'none'}\n# profile: {campaign.profile}\n{format_spec(spec)}\n")
+            f"# fault-pc: {fault_pc or 'none'}\n# profile: {campaign.profile}\n"
+            + (f"# options: {shlex.join(options)}\n" if options else "")
+            + f"{format_spec(spec)}\n")
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)

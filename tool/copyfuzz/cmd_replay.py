@@ -23,7 +23,7 @@ from .cmd_fuzz import run_specs
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, parse_fields
-from .targets import file_routines
+from .targets import apply_saved_options, file_routines, is_file_spec
 from .ui import emit, stdout_console
 
 
@@ -44,45 +44,55 @@ def _files(directory: Path) -> list[Path]:
                   and p.suffix not in (".log", ".tmp"))
 
 
-def _resolve(root: Path, name: str, cache: dict[str, Routine], kind: str | None) -> Routine:
-    if name not in cache:
-        if ".S:" in name or ".s:" in name:
-            path, symbol = name.rsplit(":", 1)
-            ns = argparse.Namespace(symbol=[symbol], kind=kind, define=None, alternative=False, xlen=64)
-            cache[name] = file_routines(root, path, ns, "linux")[0]
-        else:
+def _resolve(root: Path, name: str, cache: dict[str, Routine], options: str = "",
+             where: str = "") -> str:
+    """The routine a spec names, built as its file's `# options:` say; its key in the cache."""
+    if not is_file_spec(name):
+        if name not in cache:
             cache[name] = find(discover(root), name)
-    return cache[name]
+        return name
+    key = f"{name} {options}".strip()
+    if key not in cache:
+        path, symbol = name.rsplit(":", 1)
+        ns = argparse.Namespace(symbol=[symbol], kind=None, define=None, alternative=False, xlen=64)
+        if options:
+            apply_saved_options(ns, options, where)
+        cache[key] = file_routines(root, path, ns, "linux")[0]
+    return key
 
 
 def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
-    """The cases under DIR by routine name (each distinct case once)."""
+    """The cases under DIR by routine (each distinct case once). A file routine saved with
+    build options (-D, --alternative) is a routine of its own per set of options."""
     cache: dict[str, Routine] = {}
     by_routine: dict[str, list[Spec]] = {}
-    seen: set[Spec] = set()
+    seen: set[tuple[str, Spec]] = set()
 
-    def add(spec: Spec) -> None:
-        if spec not in seen:
-            seen.add(spec)
-            by_routine.setdefault(spec.routine, []).append(spec)
+    def add(key: str, spec: Spec) -> None:
+        if (key, spec) not in seen:
+            seen.add((key, spec))
+            by_routine.setdefault(key, []).append(spec)
 
     raw_without_routine: list[Path] = []
     for path in _files(args.dir):
         kind, content = fuzzinput.read_case_file(path)
         if kind == "spec":
+            options = fuzzinput.regression_header(path).get("options", "")
             for name, fields in content:  # type: ignore[union-attr]
                 name = name or args.routine
                 if not name:
                     raise CopyfuzzError(f"{path}: its specs name no routine: say which with --routine NAME")
-                r = _resolve(root, name, cache, None)
+                key = _resolve(root, name, cache, options, str(path))
+                r = cache[key]
                 try:
-                    add(parse_fields(r.name, r.kind, fields))
+                    add(key, parse_fields(r.name, r.kind, fields))
                 except CopyfuzzError as e:
                     raise CopyfuzzError(f"{path}: {e}") from None
         elif args.routine:
-            r = _resolve(root, args.routine, cache, None)
+            key = _resolve(root, args.routine, cache)
+            r = cache[key]
             assert isinstance(content, bytes)
-            add(dataclasses.replace(fuzzinput.decode(content, r.kind, args.max_len), routine=r.name))
+            add(key, dataclasses.replace(fuzzinput.decode(content, r.kind, args.max_len), routine=r.name))
         else:
             raw_without_routine.append(path)
     if raw_without_routine:
@@ -99,13 +109,13 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
     if not by_routine:
         raise CopyfuzzError(f"no cases under {args.dir} (spec files or raw fuzzer inputs)")
     cache: dict[str, Routine] = args._routines
-    routines = [cache[name] for name in by_routine]
+    routines = [cache[key] for key in by_routine]
     build.build(root, ["plugin"])
     build.build_routines(root, routines)
     build.check_runner()
     out: list[Replayed] = []
-    for routine in routines:
-        rep = Replayed(routine, args.profile or routine.profile, by_routine[routine.name])
+    for key, routine in zip(by_routine, routines):
+        rep = Replayed(routine, args.profile or routine.profile, by_routine[key])
         for spec, result in zip(rep.specs, run_specs(root, routine, rep.profile, rep.specs)):
             rep.failed_cases += bool(result.errors)
             for cls in result.error_list:
@@ -114,13 +124,15 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
         out.append(rep)
     failed = any(r.counts for r in out)
     if args.json:
-        print(json.dumps([{"routine": r.routine.name, "profile": r.profile, "cases": len(r.specs),
+        print(json.dumps([{"routine": r.routine.name, "options": r.routine.repro_options,
+                           "profile": r.profile, "cases": len(r.specs),
                            "failing_cases": r.failed_cases,
                            "findings": r.counts, "reproducers": r.failing} for r in out], indent=2))
     else:
         console = stdout_console()
         for r in out:
-            head = f"[bold]{escape(r.routine.name)}[/] (profile {r.profile}): {len(r.specs)} case" \
+            built = f" {' '.join(r.routine.build_flags)}" if r.routine.build_flags else ""
+            head = f"[bold]{escape(r.routine.name)}[/]{escape(built)} (profile {r.profile}): {len(r.specs)} case" \
                    f"{'s' * (len(r.specs) != 1)}, "
             if not r.counts:
                 emit(console, head + "[green]no findings[/]")

@@ -27,7 +27,7 @@ from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
-from .targets import file_routines
+from .targets import apply_saved_options, file_routines, is_file_spec
 from .ui import emit, stdout_console
 
 
@@ -238,7 +238,7 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
 
 def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
     """A bundled routine, or 'path/file.S:symbol' built like `copyfuzz check` builds it."""
-    if ".S:" in name or ".s:" in name:
+    if is_file_spec(name):
         path, symbol = name.rsplit(":", 1)
         args.symbol = [symbol]
         return file_routines(root, path, args, args.profile or "linux")[0]
@@ -262,6 +262,9 @@ def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
         routine = routine or getattr(args, "routine", None)
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
+        options = fuzzinput.regression_header(path).get("options")
+        if options and is_file_spec(routine):
+            apply_saved_options(args, options, str(path))
         return routine, fields
     if kind == "hypothesis":
         if not getattr(args, "routine", None):

@@ -199,6 +199,14 @@ def _header(path: Path) -> dict[str, str]:
     return out
 
 
+def _build_flags(options: list[str]) -> str:
+    """A file routine's build as replay names it: its saved options without `--kind K`
+    (two builds of one file with other -D switches are two testcases)."""
+    words = [str(w) for w in options]
+    kept = [w for i, w in enumerate(words) if w != "--kind" and (i == 0 or words[i - 1] != "--kind")]
+    return " ".join(kept)
+
+
 def replay_testcases(data: list[Any], status: dict[str, str], mutants: set[str],
                      expect_mutants: bool) -> list[Testcase]:
     name = status.get("name") or "replay"
@@ -208,12 +216,13 @@ def replay_testcases(data: list[Any], status: dict[str, str], mutants: set[str],
     out = []
     for entry in entries:
         routine = str(entry.get("routine", "?"))
+        built = _build_flags(entry.get("options") or [])
         cases = int(entry.get("cases") or 0)
         failing = int(entry.get("failing_cases") or 0)
         findings: dict[str, int] = entry.get("findings") or {}
         reproducers: dict[str, str] = entry.get("reproducers") or {}
-        tc = Testcase(routine, name, seconds / max(1, len(entries)))
-        summary = (f"{routine} (profile {entry.get('profile')}): {_plural(cases, 'case')}, "
+        tc = Testcase(f"{routine} {built}".strip(), name, seconds / max(1, len(entries)))
+        summary = (f"{routine}{' ' * bool(built)}{built} (profile {entry.get('profile')}): {_plural(cases, 'case')}, "
                    f"{failing} reproducing")
         if expect_mutants and routine in mutants:
             if failing < cases:
