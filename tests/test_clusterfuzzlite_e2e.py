@@ -209,3 +209,14 @@ def test_an_unknown_extra_target_fails_the_build(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "no routine riscv/mutants/no-such-mutant" in build.log
     assert not list(build.out.iterdir())
+
+
+def test_docker_context_leaves_out_what_git_ignores() -> None:
+    """The image's COPY takes the checkout; what .gitignore keeps out of the repository
+    (a stale build/, the venv, findings) must stay out of the image too."""
+    ignored = {line.strip().strip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    ignored |= {p.removeprefix("**/") for p in ignored}
+    wanted = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    assert not wanted - ignored, f".dockerignore lacks {sorted(wanted - ignored)}"
