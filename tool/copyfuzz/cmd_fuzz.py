@@ -10,7 +10,9 @@ libFuzzer stops at its first crash, so a campaign is a series of rounds on the s
 corpus until --time is used up: after each finding the input is minimised, decoded
 (fuzzinput), re-run through `serve` for its classes and fault pc, and saved as a
 regression spec (deduplicated by routine, class and fault pc). The corpus is only ever
-added to, so running the same command again resumes.
+added to, so running the same command again resumes: libFuzzer writes new inputs into a
+staging directory (it deletes inputs it reduces, and SIGKILL can cut a write short), and
+the tool moves each whole input into the corpus with an atomic rename.
 
 Exit 0 no finding, 1 findings, 2 bad input or build error.
 """
@@ -87,6 +89,11 @@ class Campaign:
     coverage: coverage.Coverage | None = None
 
     @property
+    def staging_dir(self) -> Path:
+        """Where libFuzzer writes new inputs, until the tool moves them into the corpus."""
+        return self.findings_dir / ".libfuzzer-new"
+
+    @property
     def coverage_dir(self) -> Path:
         """Where the drivers write their coverage snapshots (struct cf_cov_snapshot)."""
         return self.findings_dir / ".coverage"
@@ -98,7 +105,8 @@ class Campaign:
 
     @property
     def corpus_size(self) -> int:
-        return sum(1 for p in self.corpus.iterdir() if p.is_file()) if self.corpus.is_dir() else 0
+        return sum(1 for p in self.corpus.iterdir()
+                   if p.is_file() and not p.name.startswith(".")) if self.corpus.is_dir() else 0
 
 
 def target(root: Path, args: argparse.Namespace) -> Routine:
@@ -322,6 +330,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
             proc.wait()
 
 
+STAGING_COPY_S = 2.0  # how often a running round's new inputs are copied into the corpus
+
+
 def fuzz_round(root: Path, campaign: Campaign, env: dict[str, str], seconds: int, jobs: int,
                status: Status) -> tuple[int, list[str]]:
     """One libFuzzer run on the corpus; its exit status and output tail."""
@@ -332,13 +343,19 @@ def fuzz_round(root: Path, campaign: Campaign, env: dict[str, str], seconds: int
             f"-max_len={INPUT_MAX_LEN}"]
     if jobs > 1:
         argv += [f"-jobs={jobs}", f"-workers={jobs}"]
-    argv.append(str(campaign.corpus.resolve()))
+    campaign.staging_dir.mkdir(exist_ok=True)
+    # Two corpus directories: libFuzzer writes to the first, and reads both.
+    argv += [str(campaign.staging_dir.resolve()), str(campaign.corpus.resolve())]
     proc = subprocess.Popen(argv, cwd=logs, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, errors="replace")
     try:
         assert proc.stderr is not None
+        copied_at = time.monotonic()
         for text in proc.stderr:
             status.line(text.rstrip("\n"))
+            if time.monotonic() - copied_at >= STAGING_COPY_S:
+                _staged_to_corpus(campaign, running=True)  # the corpus grows as the round goes
+                copied_at = time.monotonic()
         proc.wait()
     finally:
         _stop(proc)
@@ -472,6 +489,9 @@ def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args
 
     # A campaign killed after libFuzzer saved an input but before it was saved as a
     # regression left the artifact here: handle it first.
+    for tmp in corpus.glob(".*.tmp"):  # a killed run's half-written copy (add_to_corpus)
+        tmp.unlink()
+    _staged_to_corpus(campaign)  # a killed run's new inputs
     handled = set(handled_file.read_text().split()) if handled_file.is_file() else set()
     for artifact in sorted(p for p in findings_dir.iterdir() if p.name.startswith(prefixes)
                            and p.name not in handled and p.is_file()):
@@ -487,6 +507,7 @@ def libfuzzer_campaign(root: Path, campaign: Campaign, env: dict[str, str], args
                 rc, tail = fuzz_round(root, campaign, env, left, args.jobs, status)
             finally:
                 status.done()
+                _staged_to_corpus(campaign)
             campaign.rounds += 1
             campaign.executions += status.execs
             # New files, or an input found again (libFuzzer names artifacts by their hash).
@@ -556,14 +577,40 @@ def _afl_seeds(campaign: Campaign, scratch: Path) -> Path:
     return seeds
 
 
+def add_to_corpus(corpus: Path, data: bytes) -> bool:
+    """One input into the corpus under its SHA-1, as libFuzzer names them; never a file
+    that exists, never half a file (written aside, then renamed)."""
+    digest = hashlib.sha1(data).hexdigest()
+    if (corpus / digest).exists() or (corpus / f"seed-{digest}").exists():
+        return False
+    tmp = corpus / f".{digest}.tmp"  # hidden: replay and the engines skip dot files
+    tmp.write_bytes(data)
+    os.replace(tmp, corpus / digest)
+    return True
+
+
 def _queue_to_corpus(campaign: Campaign, out: Path) -> None:
-    """AFL's new queue entries into the corpus (named by content hash, as libFuzzer does)."""
+    """AFL's new queue entries into the corpus."""
     for path in out.glob("*/queue/id:*"):
         if path.is_file():
+            add_to_corpus(campaign.corpus, path.read_bytes())
+
+
+def _staged_to_corpus(campaign: Campaign, running: bool = False) -> None:
+    """libFuzzer's new inputs from the staging directory into the corpus. While libFuzzer
+    runs, whole inputs are copied and the staging directory is left alone (a file may be
+    half written); afterwards the rest is copied and staging emptied. A file whose bytes
+    are not its name's hash was cut short by a kill: dropped."""
+    staging = campaign.staging_dir
+    for path in sorted(staging.iterdir()) if staging.is_dir() else []:
+        if not path.is_file():
+            continue
+        if not (campaign.corpus / path.name).exists():
             data = path.read_bytes()
-            digest = hashlib.sha1(data).hexdigest()
-            if not (campaign.corpus / digest).exists() and not (campaign.corpus / f"seed-{digest}").exists():
-                (campaign.corpus / digest).write_bytes(data)
+            if hashlib.sha1(data).hexdigest() == path.name:
+                add_to_corpus(campaign.corpus, data)
+        if not running:
+            path.unlink()
 
 
 def afl_tmin(root: Path, campaign: Campaign, crash: Path, env: dict[str, str], seconds: int) -> Path:
