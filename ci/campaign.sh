@@ -83,13 +83,7 @@ for e in "${engine_list[@]}"; do
 	*) die "--engines: unknown engine '$e' (libfuzzer, afl, hypothesis)" ;;
 	esac
 done
-if [ -n "$file" ]; then
-	[ -z "$routines" ] || die "give --routines or --file F.S, not both"
-	[ ${#symbols[@]} -gt 0 ] || die "--file $file: say which routine to fuzz with --symbol SYM[:KIND]"
-else
-	[ ${#symbols[@]} -eq 0 ] || die "--symbol names a routine in --file F.S: give the file too"
-	[ ${#build_opts[@]} -eq 0 ] || die "-D and --alternative are for --file F.S"
-fi
+check_file_options
 cache=${cache:-$artifacts/corpus}
 junit=${junit:-$artifacts/junit.xml}
 

@@ -40,6 +40,18 @@ file_option() {
 	esac
 }
 
+# check_file_options: --file, --symbol, -D and --alternative make sense together and
+# with --routines (die otherwise).
+check_file_options() {
+	if [ -n "$file" ]; then
+		[ -z "${routines:-}" ] || die "give --routines or --file F.S, not both"
+		[ ${#symbols[@]} -gt 0 ] || die "--file $file: say which routines with --symbol SYM[:KIND]"
+	else
+		[ ${#symbols[@]} -eq 0 ] || die "--symbol names a routine in --file F.S: give the file too"
+		[ ${#build_opts[@]} -eq 0 ] || die "-D and --alternative are for --file F.S"
+	fi
+}
+
 positive_int() { # positive_int OPTION VALUE
 	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1: expected a positive integer, not '$2'"
 }

@@ -45,13 +45,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$cache" ] || die "say which corpora with --corpus-cache DIR"
 [ -d "$cache" ] || die "--corpus-cache $cache: no such directory"
-if [ -n "$file" ]; then
-	[ -z "$routines" ] || die "give --routines or --file F.S, not both"
-	[ ${#symbols[@]} -gt 0 ] || die "--file $file: say which routines with --symbol SYM[:KIND]"
-else
-	[ ${#symbols[@]} -eq 0 ] || die "--symbol names a routine in --file F.S: give the file too"
-	[ ${#build_opts[@]} -eq 0 ] || die "-D and --alternative are for --file F.S"
-fi
+check_file_options
 
 ensure_deps
 if [ -n "$file" ]; then
