@@ -184,18 +184,19 @@ def _file_routine(*defines: str):
 def test_regressions_keep_their_build_options_for_repro_and_replay(tmp_path: Path) -> None:
     """A campaign on `--file F.S -D X` saves `# options: -DX ...`; repro and replay rebuild
     the file with them, so the saved case reproduces without retyping the flags."""
-    from copyfuzz.cmd_fuzz import Campaign, save_regression
+    from copyfuzz import regressions as regs
     from copyfuzz.spec import parse_fields
 
     regressions = tmp_path / "regressions"
     fields = "n=2,src_off=0,dst_off=4095,dst_fault=1"
     saved = {}
     for label, routine in (("bug", _file_routine("CONFIG_FIXTURE_FULL_SIZE")), ("plain", _file_routine())):
-        campaign = Campaign(routine, "linux", 1, tmp_path / "corpus", tmp_path / "findings", regressions)
         spec = parse_fields(routine.name, routine.kind, fields)
-        path, new = save_regression(campaign, spec, "no-progress", ["no-progress"], "0x12baa (x+0x12)")
+        path, new = regs.save(regressions, routine, spec, "no-progress", ["no-progress"], engine="libfuzzer",
+                              fault_pc="0x12baa (x+0x12)", profile="linux")
         assert new, f"{label}: the other build's regression was taken for this one's"
-        again, new = save_regression(campaign, spec, "no-progress", ["no-progress"], "0x12baa (x+0x12)")
+        again, new = regs.save(regressions, routine, spec, "no-progress", ["no-progress"], engine="libfuzzer",
+                               fault_pc="0x12baa (x+0x12)", profile="linux")
         assert (again, new) == (path, False)
         saved[label] = path
     assert "# options: -DCONFIG_FIXTURE_FULL_SIZE --kind copy\n" in saved["bug"].read_text()

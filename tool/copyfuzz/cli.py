@@ -160,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="--engine afl: name the instances after this host, main-NAME (-M) and secN-NAME "
                          "(-S), even with --jobs 1, so that hosts can sync their queues (ci/afl-sync.sh); "
                          "each run imports the synced queues first (AFL_IMPORT_FIRST)")
+    fz.add_argument("--until", metavar="CLASS[,CLASS]",
+                    help="stop at the first finding of one of these classes (e.g. a mutant's own class)")
     fz.add_argument("--json", action="store_true", help="machine-readable output")
 
     rl = sub.add_parser("replay", help="re-run saved cases: regression specs, corpora, artifacts",

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from . import build, fuzzinput
-from .cmd_fuzz import run_specs
+from . import build, fuzzinput, regressions
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, parse_fields
 from .targets import apply_saved_options, file_routines, is_file_spec
+from .triage import run_specs
 from .ui import emit, stdout_console
 
 
@@ -77,7 +77,7 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
     for path in _files(args.dir):
         kind, content = fuzzinput.read_case_file(path)
         if kind == "spec":
-            options = fuzzinput.regression_header(path).get("options", "")
+            options = regressions.header(path).get("options", "")
             for name, fields in content:  # type: ignore[union-attr]
                 name = name or args.routine
                 if not name:

@@ -20,9 +20,9 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, fuzzinput, records
+from . import build, executor, fuzzinput, records, regressions
 from .audit import code_around
-from .elfinfo import Symbolizer
+from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
@@ -55,28 +55,6 @@ def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
     return best[1] if best else f"{addr:#x}"
 
 
-ROUTINE_SECTION = "cf_target_text"  # the Makefile renames the routine's .text to this
-
-
-def _symbolizer(root: Path, routine: Routine, info: dict[str, str]) -> Symbolizer | None:
-    try:
-        sym = Symbolizer(root / routine.elf, prefer=(routine.symbol,))
-    except CopyfuzzError:
-        return None  # addresses are then shown in hex
-    if sym.is_pie and ROUTINE_SECTION in sym.sections:
-        # A PIE executor runs elsewhere than linked: `info` says where the routine went.
-        # (The Makefile links -static -no-pie, so this only matters for other builds.)
-        try:
-            sym.bias = int(info["text_start"], 16) - sym.sections[ROUTINE_SECTION]
-        except (KeyError, ValueError):
-            pass
-    return sym
-
-
-def _where(sym: Symbolizer | None, addr: int) -> str:
-    return sym.describe(addr) if sym else f"{addr:#x}"
-
-
 def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None) -> dict[str, object]:
     """Everything the report shows, as data (the --json output)."""
     n, a = spec.n, result.accessible
@@ -105,11 +83,11 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
     if result.faults:
         fault.update(
             pc=result.fault_pc,
-            pc_symbol=_where(sym, result.fault_pc),
+            pc_symbol=where(sym, result.fault_pc),
             address=result.fault_addr,
             address_relative=relative_address(result.fault_addr, spec, result),
             fixup=result.fixup_pc or None,
-            fixup_symbol=_where(sym, result.fixup_pc) if result.fixup_pc else None,
+            fixup_symbol=where(sym, result.fixup_pc) if result.fixup_pc else None,
         )
     out["fault"] = fault
     out["signal"] = _signal_name(result.signal) if result.signal else None
@@ -262,7 +240,7 @@ def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
         routine = routine or getattr(args, "routine", None)
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
-        options = fuzzinput.regression_header(path).get("options")
+        options = regressions.header(path).get("options")
         if options and is_file_spec(routine):
             apply_saved_options(args, options, str(path))
         return routine, fields
@@ -304,18 +282,18 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
         raise CopyfuzzError(f"the executor rejected the case: {records.case_error_message(result.aux)}")
     if result.type != records.RESULT_CASE:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
-    report = explain(spec, profile, result, _symbolizer(root, routine, info))
+    report = explain(spec, profile, result, routine_symbolizer(root, routine, info))
     report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
-    sym_for_code = _symbolizer(root, routine, info)
-    report["code"] = {label: [{"address": i.addr, "where": _where(sym_for_code, i.addr),
+    sym_for_code = routine_symbolizer(root, routine, info)
+    report["code"] = {label: [{"address": i.addr, "where": where(sym_for_code, i.addr),
                                "insn": f"{i.mnemonic} {i.op_str}".strip(), "at": i.addr == pc}
                               for i in code_around(root / routine.elf, routine.xlen, pc, before, 4)]
                       for label, pc, before in (("fault", result.fault_pc, 3), ("fixup", result.fixup_pc, 0))
                       if pc}
     if memory is not None:
-        sym = _symbolizer(root, routine, info)
+        sym = routine_symbolizer(root, routine, info)
         for v in memory["violations"]:  # type: ignore[union-attr]
-            v["pc_symbol"] = _where(sym, v["pc"])
+            v["pc_symbol"] = where(sym, v["pc"])
             v["address_relative"] = relative_address(v["address"], spec, result)
         report["memcheck"] = memory
     if args.json:

@@ -28,6 +28,7 @@ class Coverage:
     fault_edges: int
     fault_covered: int
     cases: int = 0
+    workers: int = 1  # processes whose coverage was merged (driver snapshots: one per worker)
 
     @property
     def edges(self) -> int:
@@ -49,7 +50,7 @@ class Coverage:
         return {"instructions": self.instructions, "executed": self.executed, "edges": self.edges,
                 "edges_covered": self.edges_covered, "branch_edges": self.branch_edges,
                 "branch_covered": self.branch_covered, "fault_edges": self.fault_edges,
-                "fault_covered": self.fault_covered, "cases": self.cases}
+                "fault_covered": self.fault_covered, "cases": self.cases, "workers": self.workers}
 
 
 def measure(audit: Audit, ran: set[int], flow: dict[int, int], entries_taken: set[int], cases: int = 0) -> Coverage:
@@ -87,14 +88,14 @@ def from_snapshots(audit: Audit, directory: Path) -> Coverage | None:
     flow: dict[int, int] = {}
     taken: set[int] = set()
     cases = 0
-    found = False
+    found = 0
     for path in sorted(directory.glob("cov-*")) if directory.is_dir() else []:
         if path.suffix == ".tmp":
             continue
         snap = read_snapshot(path)
         if snap is None:
             continue
-        found = True
+        found += 1
         cases += snap.cases
         for slot, bits in enumerate(snap.slot):
             if bits:
@@ -103,4 +104,8 @@ def from_snapshots(audit: Audit, directory: Path) -> Coverage | None:
                     ran.add(addr)
                 flow[addr] = flow.get(addr, 0) | (bits & (plugin.FLOW_NEXT | plugin.FLOW_JUMP))
         taken |= {k for k, hit in enumerate(snap.entry) if hit}
-    return measure(audit, ran, flow, taken, cases) if found else None
+    if not found:
+        return None
+    cov = measure(audit, ran, flow, taken, cases)
+    cov.workers = found
+    return cov

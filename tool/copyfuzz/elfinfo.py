@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS
@@ -16,6 +17,9 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from .errors import CopyfuzzError
+
+if TYPE_CHECKING:
+    from .routines import Routine
 
 # Among names at one address, the one shown: a function over a label, global over local.
 _TYPE_RANK = {"STT_FUNC": 0, "STT_NOTYPE": 1}
@@ -91,3 +95,26 @@ class Symbolizer:
             return self._addrs[self._names.index(name)] + self.bias
         except ValueError:
             return None
+
+
+ROUTINE_SECTION = "cf_target_text"  # the Makefile renames the routine's .text to this
+
+
+def routine_symbolizer(root: Path, routine: "Routine", info: dict[str, str]) -> Symbolizer | None:
+    """The executor's names for reports; None (hex addresses) if it cannot be read."""
+    try:
+        sym = Symbolizer(root / routine.elf, prefer=(routine.symbol,))
+    except CopyfuzzError:
+        return None  # addresses are then shown in hex
+    if sym.is_pie and ROUTINE_SECTION in sym.sections:
+        # A PIE executor runs elsewhere than linked: `info` says where the routine went.
+        # (The Makefile links -static -no-pie, so this only matters for other builds.)
+        try:
+            sym.bias = int(info["text_start"], 16) - sym.sections[ROUTINE_SECTION]
+        except (KeyError, ValueError):
+            pass
+    return sym
+
+
+def where(sym: Symbolizer | None, addr: int) -> str:
+    return sym.describe(addr) if sym else f"{addr:#x}"

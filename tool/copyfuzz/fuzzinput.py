@@ -12,7 +12,10 @@ memcpy routines only get faults at or past the end; clear routines have no sourc
 
 from __future__ import annotations
 
-from . import records
+import re
+from pathlib import Path
+
+from . import records, regressions
 from .spec import Spec
 
 PAGE = records.PAGE_SIZE
@@ -100,30 +103,7 @@ def encode(spec: Spec) -> bytes:
 
 # ---- files holding cases: spec files (regressions, .finding) or raw engine inputs ----
 
-import re  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-_SPEC_LINE = re.compile(r"^(?:spec=)?(?:(?P<routine>\S+):)?(?P<fields>n=\S*)$")
 SPEC_SUFFIXES = (".spec", ".finding")
-
-
-def spec_lines(data: bytes) -> list[tuple[str | None, str]] | None:
-    """(routine or None, fields) of each spec line if the bytes are a spec file (text whose
-    non-comment lines are all specs, or `key=value` lines of a driver .finding), else None."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    out: list[tuple[str | None, str]] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or line.startswith(("classes=", "why=")):
-            continue
-        m = _SPEC_LINE.match(line)
-        if not m:
-            return None
-        out.append((m.group("routine"), m.group("fields")))
-    return out or None
 
 
 _HYPOTHESIS_CASE = re.compile(r"Falsifying example:.*?\bCase\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
@@ -146,28 +126,18 @@ def hypothesis_case(data: bytes) -> records.Case | None:
 
 
 def read_case_file(path: Path) -> tuple[str, object]:
-    """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes)."""
+    """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes).
+    A .spec or .finding file must be whole (regressions.DamagedFile otherwise)."""
+    if path.suffix in SPEC_SUFFIXES:
+        return "spec", regressions.read_specs(path)
     data = path.read_bytes()
-    lines = spec_lines(data)
+    try:
+        lines = regressions.spec_lines(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        lines = None
     if lines is not None:
         return "spec", lines
     case = hypothesis_case(data)
     if case is not None:
         return "hypothesis", case
-    if path.suffix in SPEC_SUFFIXES:
-        return "spec", []
     return "raw", data
-
-
-def regression_header(path: Path) -> dict[str, str]:
-    """The `# key: value` comment lines of a regression file."""
-    out: dict[str, str] = {}
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return out
-    for line in text.splitlines():
-        if line.startswith("#") and ":" in line:
-            key, _, value = line[1:].partition(":")
-            out.setdefault(key.strip(), value.strip())
-    return out

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import regressions
 from .errors import CopyfuzzError
 from .routines import discover
 
@@ -190,15 +191,6 @@ def _regression_files(directory: str | None) -> dict[str, Path]:
     return out
 
 
-def _header(path: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in path.read_text(errors="replace").splitlines():
-        if line.startswith("#") and ":" in line:
-            key, _, value = line[1:].partition(":")
-            out.setdefault(key.strip(), value.strip())
-    return out
-
-
 def _build_flags(options: list[str]) -> str:
     """A file routine's build as replay names it: its saved options without `--kind K`
     (two builds of one file with other -D switches are two testcases)."""
@@ -242,7 +234,7 @@ def replay_testcases(data: list[Any], status: dict[str, str], mutants: set[str],
             reg = files.get(spec)
             pc = ""
             if reg is not None:  # replay does not say the fault pc: the saved regression does
-                head = _header(reg)
+                head = regressions.header(reg)
                 pc = f" (fault pc {head.get('fault-pc', 'none')})"
                 text += [f"regression: {reg}", f"fault pc (when saved): {head.get('fault-pc', 'none')}",
                          f"found by: {head.get('found-by', '?')}"]

@@ -1,0 +1,140 @@
+"""The files campaigns keep: atomic writes, regression specs (one format, strict reading,
+deduplicated across concurrent writers), the corpus. Unit tests: no executor needed."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+from copyfuzz import atomic, corpus, regressions
+from copyfuzz.errors import CopyfuzzError
+from copyfuzz.routines import discover, find
+from copyfuzz.spec import parse_fields
+
+
+def copy_user():  # type: ignore[no-untyped-def]
+    return find(discover(ROOT), "riscv/copy_user")
+
+
+def test_atomic_write_is_whole_or_absent_and_exclusive_never_replaces(tmp_path: Path) -> None:
+    path = tmp_path / "x"
+    assert atomic.write(path, b"one")
+    assert not atomic.write(path, b"two", exclusive=True) and path.read_bytes() == b"one"
+    assert atomic.write(path, "three") and path.read_text() == "three"
+    assert [p.name for p in tmp_path.iterdir()] == ["x"]  # no temporaries left
+
+
+def test_atomic_write_failure_is_one_error_naming_the_path_and_leaves_nothing(tmp_path: Path) -> None:
+    with pytest.raises(CopyfuzzError, match="cannot write .*missing/x"):
+        atomic.write(tmp_path / "missing" / "x", b"data")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(CopyfuzzError, match="cannot write"):
+        atomic.write(blocker / "x", b"data")  # a path under a regular file: fails even for root
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_stale_temporaries_of_dead_writers_go_and_live_ones_stay(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".x.{dead.pid}-0123abcd.tmp"
+    live = tmp_path / f".y.{os.getpid()}-0123abcd.tmp"
+    stale.write_bytes(b"half")
+    live.write_bytes(b"in progress")
+    atomic.remove_stale_temporaries(tmp_path)
+    assert not stale.exists() and live.exists()
+
+
+def test_corpus_add_names_by_hash_and_never_twice(tmp_path: Path) -> None:
+    assert corpus.add(tmp_path, b"abc")
+    assert not corpus.add(tmp_path, b"abc")
+    assert corpus.add(tmp_path, b"def", prefix=corpus.SEED_PREFIX)
+    assert not corpus.add(tmp_path, b"def")  # a seed counts as present
+    assert corpus.size(tmp_path) == 2
+
+
+def test_take_whole_skips_inputs_cut_short(tmp_path: Path) -> None:
+    staging, into = tmp_path / "staging", tmp_path / "corpus"
+    staging.mkdir()
+    into.mkdir()
+    (staging / corpus.name_of(b"whole")).write_bytes(b"whole")
+    (staging / corpus.name_of(b"cut short")).write_bytes(b"cut")
+    assert corpus.take_whole(into, staging, remove=True) == 1
+    assert sorted(p.read_bytes() for p in into.iterdir()) == [b"whole"] and not any(staging.iterdir())
+
+
+def _save(directory: str, k: int) -> str:
+    r = copy_user()
+    spec = parse_fields(r.name, r.kind, "n=5,src_off=4093,src_fault=3")
+    path, _ = regressions.save(Path(directory), r, spec, "wrong-data", ["wrong-data"], engine=f"e{k}",
+                               fault_pc="0x1000 (x+0x10)", profile="linux")
+    return str(path)
+
+
+def test_concurrent_saves_of_one_finding_write_one_regression(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(8) as pool:
+        paths = pool.starmap(_save, [(str(tmp_path), k) for k in range(16)])
+    specs = list(tmp_path.glob("*.spec"))
+    assert len(specs) == 1 and set(paths) == {str(specs[0])}
+    reg = regressions.read(specs[0])
+    assert reg.cls == "wrong-data" and reg.line == "riscv/copy_user:n=5,src_off=4093,src_fault=3,dst_off=0"
+
+
+def test_a_regression_is_kept_apart_by_class_and_fault_pc(tmp_path: Path) -> None:
+    r = copy_user()
+    spec = parse_fields(r.name, r.kind, "n=5")
+    saved = {regressions.save(tmp_path, r, spec, cls, [cls], engine="x", fault_pc=pc, profile="linux")[0]
+             for cls in ("wrong-data", "no-progress") for pc in ("0x10 (a)", "0x20 (b)", "")}
+    assert len(saved) == 6
+
+
+@pytest.mark.parametrize("text,why", [
+    ("# class: wrong-data\n# fault-pc: none\n", "no case spec line"),
+    ("# class: wrong-data\nriscv/copy_user:n=5,src_o", "cut short"),
+    ("", "empty"),
+    ("riscv/copy_user:n=5\nsome garbage\n", "neither a comment nor a case spec"),
+    (b"\xff\xfe\n".decode("latin-1"), "not text|neither"),
+])
+def test_damaged_regressions_are_errors_naming_the_file(tmp_path: Path, text: str, why: str) -> None:
+    path = tmp_path / "broken.spec"
+    path.write_text(text)
+    with pytest.raises(CopyfuzzError, match=rf"broken\.spec: damaged case file \(.*({why})"):
+        regressions.read(path)
+
+
+def test_header_only_is_reported_as_having_no_spec_line(tmp_path: Path) -> None:
+    path = tmp_path / "h.spec"
+    path.write_text("# class: wrong-data\n# fault-pc: none\n")
+    with pytest.raises(CopyfuzzError, match="no case spec line"):
+        regressions.read(path)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("damage", ["truncated", "header-only", "empty"])
+def test_replay_of_a_damaged_regression_is_exit_2_naming_it(tmp_path: Path, damage: str) -> None:
+    (tmp_path / "good.spec").write_text("# class: x\nriscv/copy_user:n=100,src_off=3,dst_off=5\n")
+    text = {"truncated": "# class: wrong-data\nriscv/copy_user:n=100,src_off=3,dst_o",
+            "header-only": "# class: wrong-data\n# found-by: libfuzzer\n", "empty": ""}[damage]
+    (tmp_path / "lost.spec").write_text(text)
+    proc = run_cli("replay", str(tmp_path))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "lost.spec: damaged case file" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_regression_format_round_trips() -> None:
+    r = copy_user()
+    spec = parse_fields(r.name, r.kind, "n=7,dst_off=4095,dst_fault=1")
+    text = regressions.format_text(spec, "no-progress", ["no-progress", "imprecise"], "afl", "", "exact", [])
+    header = regressions.parse_header(text)
+    assert header == {"class": "no-progress", "classes": "no-progress,imprecise", "found-by": "afl",
+                      "fault-pc": "none", "profile": "exact"}
+    assert regressions.spec_lines(text) == [("riscv/copy_user", "n=7,src_off=0,dst_off=4095,dst_fault=1")]
+    assert regressions.pc_key("none") == regressions.pc_key("") == "none"
+    assert regressions.pc_key("0x10 (a+0x2)") == "0x10"

@@ -1,0 +1,262 @@
+"""One fuzz campaign's state, directories and report, shared by every engine (engines/).
+
+Directories:
+- the corpus (corpus.py), only ever added to, shared by any number of campaigns;
+- the findings directory: reproduced artifacts, driver `.finding` files, Hypothesis
+  failures, AFL++'s output (afl/). Each run works in a private run directory below it,
+  `.runs/<pid>-<random>/` (libFuzzer's staging directory and artifacts, the drivers'
+  findings and coverage snapshots, logs), held with a lock while the run lives. A run
+  killed midway leaves its run directory unlocked: the next run on the same findings
+  directory adopts it (its new inputs into the corpus, its artifacts triaged) and
+  removes it. So concurrent campaigns never touch each other's files, and a killed one
+  loses nothing;
+- the regressions directory (regressions.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import atomic, corpus, coverage, fuzzinput, paths, records, regressions
+from .audit import Audit
+from .errors import CopyfuzzError
+from .routines import Routine
+from .spec import Spec, format_spec, from_case, parse_fields
+from .triage import CampaignFinding, run_specs, triage
+from .ui import emit, stdout_console
+
+RUNS = ".runs"
+RUN_LOCK = "lock"
+
+
+class RunDir:
+    """A run's private directory under <findings>/.runs/, locked while the run lives."""
+
+    def __init__(self, findings_dir: Path) -> None:
+        self.path = findings_dir / RUNS / f"{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            self.path.mkdir(parents=True)
+            for sub in (self.staging, self.coverage, self.logs):
+                sub.mkdir()
+        except OSError as e:
+            raise CopyfuzzError(f"cannot create {self.path}: {e.strerror or e}") from e
+        fd = atomic.try_lock(self.path / RUN_LOCK)
+        assert fd is not None  # a fresh name: nobody else can hold it
+        self._lock_fd: int | None = fd
+
+    @property
+    def staging(self) -> Path:
+        """Where libFuzzer writes new inputs, until the tool moves them into the corpus."""
+        return self.path / "staging"
+
+    @property
+    def coverage(self) -> Path:
+        """Where the drivers write their coverage snapshots (struct cf_cov_snapshot)."""
+        return self.path / "coverage"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    def close(self) -> None:
+        """Remove the run directory (what it held has been taken in by then)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def dead_runs(findings_dir: Path) -> list[Path]:
+    """Run directories whose run is gone (killed before it could clean up)."""
+    out = []
+    for run in sorted((findings_dir / RUNS).iterdir()) if (findings_dir / RUNS).is_dir() else []:
+        if not run.is_dir():
+            continue
+        fd = atomic.try_lock(run / RUN_LOCK)
+        if fd is not None:  # nobody holds it: its run is dead
+            os.close(fd)
+            out.append(run)
+    return out
+
+
+@dataclass
+class Campaign:
+    root: Path
+    routine: Routine
+    profile: str
+    seed: int
+    corpus: Path
+    findings_dir: Path
+    regressions: Path
+    engine: str
+    max_len: int
+    until: frozenset[str] = frozenset()  # stop at the first finding of one of these classes
+    as_json: bool = False
+    executions: int = 0
+    elapsed_s: float = 0.0
+    rounds: int = 0
+    seeded: int = 0
+    found: list[CampaignFinding] = field(default_factory=list)
+    not_reproduced: list[str] = field(default_factory=list)  # artifacts the engine alone reported
+    audit: Audit | None = None
+    coverage: coverage.Coverage | None = None
+    run: RunDir | None = None
+
+    def start(self) -> RunDir:
+        self.run = RunDir(self.findings_dir)
+        return self.run
+
+    def close(self) -> None:
+        if self.run is not None:
+            self.run.close()
+            self.run = None
+
+    @property
+    def corpus_size(self) -> int:
+        return corpus.size(self.corpus)
+
+    @property
+    def until_met(self) -> bool:
+        return any(f.cls in self.until or set(f.classes) & self.until for f in self.found)
+
+    def read_coverage(self) -> coverage.Coverage | None:
+        if self.audit is not None and self.run is not None:
+            self.coverage = coverage.from_snapshots(self.audit, self.run.coverage) or self.coverage
+        return self.coverage
+
+    def driver_env(self, findings: Path | str, coverage_dir: Path | None = None) -> dict[str, str]:
+        """The fuzz driver's environment (fuzz/driver.c's header lists the variables)."""
+        env = {**os.environ, "COPYFUZZ_EXECUTOR": str(self.root / self.routine.elf),
+               "COPYFUZZ_KIND": self.routine.kind, "COPYFUZZ_PROFILE": self.profile,
+               "COPYFUZZ_PLUGIN": str(paths.plugin(self.root)), "COPYFUZZ_FINDINGS": str(findings),
+               "COPYFUZZ_MAX_LEN": str(self.max_len)}
+        env.pop("COPYFUZZ_COVERAGE", None)
+        if coverage_dir is not None:
+            env["COPYFUZZ_COVERAGE"] = str(coverage_dir)
+        return env
+
+    def triage(self, candidates: list[Spec], artifact: Path | None = None,
+               pick: Callable[[list[str]], str] | None = None, move: bool = True) -> CampaignFinding | None:
+        """One failure through the shared triage path; kept and printed. move: the artifact
+        leaves the run directory for the findings directory (AFL++'s stay in its output)."""
+        kept = keep_artifact(self.findings_dir, artifact) if artifact is not None and move else artifact
+        found = triage(self.root, self.routine, self.profile, self.regressions, self.engine, candidates,
+                       str(kept or ""), pick)
+        if found is None:
+            if kept is not None:
+                self.not_reproduced.append(str(kept))
+                if not self.as_json:
+                    print(f"copyfuzz: {kept}: the engine reported it, but it does not reproduce alone "
+                          f"(not saved as a finding)", file=sys.stderr)
+            return None
+        self.found.append(found)
+        if not self.as_json:
+            what = "new regression" if found.new else "known, as"
+            print(f"finding: {','.join(found.classes)} {found.spec} ({what} {found.regression})", file=sys.stderr)
+        return found
+
+    def spec_of(self, case: records.Case) -> Spec:
+        return from_case(self.routine.name, case)
+
+
+def keep_artifact(findings_dir: Path, artifact: Path) -> Path:
+    """An engine's artifact, out of a run directory into the findings directory (an atomic
+    rename; libFuzzer names artifacts by their hash, so a name taken holds the same bytes)."""
+    if artifact.parent == findings_dir:
+        return artifact
+    dest = findings_dir / artifact.name
+    try:
+        os.replace(artifact, dest)
+    except OSError as e:
+        raise CopyfuzzError(f"cannot move {artifact} to {dest}: {e.strerror or e}") from e
+    return dest
+
+
+def seed_corpus(c: Campaign) -> int:
+    """Encodings of this routine's regressions, into an empty corpus. A regression that
+    still reproduces is counted as a known finding instead: in the corpus, it would stop
+    every libFuzzer round as soon as the corpus is loaded."""
+    if c.corpus_size:
+        return 0
+    r = c.routine
+    seeds: list[tuple[regressions.Regression, Spec, bytes]] = []
+    for reg in regressions.for_routine(c.regressions, r):
+        try:
+            spec = parse_fields(r.name, r.kind, reg.fields)
+            seeds.append((reg, spec, fuzzinput.encode(spec)))
+        except (ValueError, CopyfuzzError):
+            continue
+    if not seeds:
+        return 0
+    count = 0
+    for (reg, spec, data), result in zip(seeds, run_specs(c.root, r, c.profile, [s for _, s, _ in seeds])):
+        if result.errors:
+            classes = result.error_list
+            c.found.append(CampaignFinding(reg.cls or classes[0], classes, format_spec(spec),
+                                           reg.header.get("fault-pc", ""), "", str(reg.path), False))
+            continue
+        count += corpus.add(c.corpus, data, prefix=corpus.SEED_PREFIX)
+    return count
+
+
+def status_line(c: Campaign, started: float, total_s: int, execs: int, rate: float, extra: str) -> None:
+    """One live status line on stderr: executions, rate, the routine's coverage, findings."""
+    cov = c.read_coverage()
+    where = f"  insns {cov.executed}/{cov.instructions}  edges {cov.edges_covered}/{cov.edges}" if cov else ""
+    sys.stderr.write(f"\r\x1b[K{c.routine.name}: {execs:,} execs  {rate:,.0f}/s{where}  {extra}"
+                     f"  findings {len(c.found)}  {time.monotonic() - started:.0f}/{total_s} s")
+    sys.stderr.flush()
+
+
+def clear_status() -> None:
+    sys.stderr.write("\r\x1b[K")
+    sys.stderr.flush()
+
+
+def report(c: Campaign) -> None:
+    rate = c.executions / c.elapsed_s if c.elapsed_s > 0 else 0.0
+    by_class: dict[str, int] = {}
+    for f in c.found:
+        by_class[f.cls] = by_class.get(f.cls, 0) + 1
+    if c.as_json:
+        print(json.dumps({
+            "routine": c.routine.name, "engine": c.engine, "profile": c.profile, "seed": c.seed,
+            "elapsed_s": round(c.elapsed_s, 2), "rounds": c.rounds, "executions": c.executions,
+            "exec_per_s": round(rate, 1), "corpus": str(c.corpus), "corpus_size": c.corpus_size,
+            "seeded": c.seeded, "findings_dir": str(c.findings_dir), "findings": by_class,
+            "coverage": c.coverage.to_json() if c.coverage else None,
+            "finds": [dataclasses.asdict(f) for f in c.found],
+            "not_reproduced": c.not_reproduced,
+            "until": sorted(c.until), "until_met": c.until_met,
+        }, indent=2))
+        return
+    console = stdout_console()
+    emit(console, f"[bold]{c.routine.name}[/]: {c.executions:,} executions in {c.elapsed_s:.0f} s "
+                  f"({rate:,.0f}/s), {c.rounds} round{'s' * (c.rounds != 1)}, corpus {c.corpus_size} inputs "
+                  f"in {c.corpus}")
+    if c.coverage is not None:
+        emit(console, f"  coverage: {c.coverage.line()}")
+    for artifact in c.not_reproduced:
+        emit(console, f"  [yellow]not reproduced[/]: {artifact} (the engine's word alone; not a finding)")
+    if not c.found:
+        emit(console, "  findings: none")
+        return
+    for cls, count in by_class.items():
+        emit(console, f"  [red]{cls}[/]: {count} finding{'s' * (count != 1)}")
+    by_file: dict[str, list[CampaignFinding]] = {}
+    for f in c.found:
+        by_file.setdefault(f.regression, []).append(f)
+    for path, fs in by_file.items():
+        first = next((f for f in fs if f.new), fs[0])
+        mark = "new" if any(f.new for f in fs) else "known"
+        emit(console, f"    {path} ({mark}, found {len(fs)}x): {first.spec}  fault pc {first.fault_pc or 'none'}")
+    emit(console, f"  artifacts in {c.findings_dir}; replay with: copyfuzz replay {c.regressions}")

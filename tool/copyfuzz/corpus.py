@@ -1,0 +1,59 @@
+"""A campaign's corpus: a directory of raw inputs, each named by its SHA-1, only ever added to.
+
+Every engine's new inputs reach it through `add`: written aside and renamed, so a killed
+campaign never leaves half an input, and two campaigns on one corpus never collide (the
+same bytes have the same name, and a rename over an identical file changes nothing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from . import atomic
+
+SEED_PREFIX = "seed-"  # inputs encoded from regressions (campaign.seed_corpus)
+
+
+def name_of(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def has(corpus: Path, digest: str) -> bool:
+    return (corpus / digest).exists() or (corpus / f"{SEED_PREFIX}{digest}").exists()
+
+
+def add(corpus: Path, data: bytes, prefix: str = "") -> bool:
+    """One input under its SHA-1 (as libFuzzer names them); False if it is there already."""
+    digest = name_of(data)
+    if has(corpus, digest):
+        return False
+    return atomic.write(corpus / f"{prefix}{digest}", data, exclusive=True)
+
+
+def size(corpus: Path) -> int:
+    if not corpus.is_dir():
+        return 0
+    return sum(1 for p in corpus.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def take_whole(corpus: Path, directory: Path, *, remove: bool) -> int:
+    """Inputs libFuzzer wrote into a staging directory, into the corpus. A file whose bytes
+    are not its name's hash is still being written, or was cut short by a kill: it is
+    skipped (and dropped when remove is set, i.e. once libFuzzer is gone)."""
+    added = 0
+    for path in sorted(directory.iterdir()) if directory.is_dir() else []:
+        if not path.is_file():
+            continue
+        if not has(corpus, path.name):
+            data = path.read_bytes()
+            if name_of(data) == path.name:
+                added += add(corpus, data)
+        if remove:
+            path.unlink(missing_ok=True)
+    return added
+
+
+def take_files(corpus: Path, paths: list[Path]) -> int:
+    """Whole files written by an engine that renames its own (AFL++'s queue entries)."""
+    return sum(add(corpus, p.read_bytes()) for p in paths if p.is_file())

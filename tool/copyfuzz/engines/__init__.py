@@ -1,0 +1,1 @@
+"""The fuzzing engines a campaign runs: libfuzzer, afl, hypothesis (one module each)."""

@@ -1,0 +1,312 @@
+"""AFL++: afl-fuzz -V on the AFL++ build of the driver, then every new crash triaged.
+
+Instances run in <findings>/afl/ (-M main and -S secN with --jobs), resumed with -i -
+where an instance has a queue. Each instance name is claimed with a lock, so a second
+campaign on the same findings directory runs as other (-S) instances instead of
+colliding. After the run the queue is copied into the corpus, and each class's shortest
+crash is minimised (afl-tmin, then a byte-lowering pass) and handed to the shared triage.
+With --until, a session ends as soon as a crash appears, and another is started while
+the class has not been found and time is left.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import atomic, corpus, executor, fuzzinput, paths, records
+from ..build import run_prefix
+from ..campaign import Campaign, clear_status, status_line
+from ..errors import CopyfuzzError
+from ..plugin import PluginMemory
+from ..spec import Spec
+from ..triage import run_specs
+
+TMIN_MAX_S = 30  # afl-tmin per crash
+GRACE_S = 30  # past -V: calibration, then a clean stop
+NO_FREE_CORE = b"No more free CPU cores"
+BOUND = b"try binding to #"
+# The driver tells a hang itself (its executor's watchdog, then at most 3 x 1 s + 5 s of
+# waiting): afl-fuzz's own timeout, calibrated in milliseconds, would kill the driver for a
+# case that is merely slow on a loaded machine.
+TIMEOUT_MS = 10000
+HANDLED = "afl-handled"  # digests of crashes already triaged (a resumed campaign skips them)
+LOCKS = ".afl-locks"
+
+
+def afl_env(env: dict[str, str]) -> dict[str, str]:
+    return {**env, "AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
+            "AFL_SKIP_CRASHES": "1", "AFL_IGNORE_SEED_PROBLEMS": "1"}
+
+
+def instances(jobs: int, host: str | None) -> list[str]:
+    """`default`, or main and secN with --jobs. With --afl-host H they are main-H and secN-H,
+    main-H a -M even alone: hosts syncing their queues into one another's output dir
+    (ci/afl-sync.sh) need names unique across hosts, and only -M/-S instances sync."""
+    if host:
+        return [f"main-{host}", *(f"sec{i}-{host}" for i in range(1, jobs))]
+    return ["default"] if jobs == 1 else ["main", *(f"sec{i}" for i in range(1, jobs))]
+
+
+def claim(findings_dir: Path, names: list[str]) -> list[tuple[str, list[str], int]]:
+    """(name, its -M/-S flags, lock fd) per instance: the wanted name if no live campaign
+    holds it, else name-2, name-3 ... as a -S instance (one -M per sync dir)."""
+    out = []
+    for name in names:
+        k = 1
+        while True:
+            chosen = name if k == 1 else f"{name}-{k}"
+            fd = atomic.try_lock(findings_dir / LOCKS / chosen)
+            if fd is not None:
+                break
+            k += 1
+        if k == 1 and name == "default":
+            flags: list[str] = []
+        elif k == 1 and name.split("-")[0] == "main":
+            flags = ["-M", chosen]
+        else:
+            flags = ["-S", chosen]
+        out.append((chosen, flags, fd))
+    return out
+
+
+def _bound(proc: subprocess.Popen[bytes], log: Path, wait_s: float = 5.0) -> bool:
+    """False if afl-fuzz gave up for want of a free core; True once it bound (or went on)."""
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        text = log.read_bytes()
+        if NO_FREE_CORE in text:
+            proc.wait()
+            return False
+        if BOUND in text or proc.poll() is not None:
+            return True
+        time.sleep(0.05)
+    return True
+
+
+def _seeds(c: Campaign, scratch: Path) -> Path:
+    """The corpus if it has inputs, else one small seed file."""
+    if c.corpus_size:
+        return c.corpus.resolve()
+    seeds = scratch / "seeds"
+    seeds.mkdir()
+    (seeds / "seed").write_bytes(b"\x00" * 10)
+    return seeds
+
+
+def _stats(stats: Path) -> dict[str, str]:
+    """An instance's fuzzer_stats (`key : value` lines; AFL++ rewrites it every few seconds)."""
+    try:
+        text = stats.read_text(errors="replace")
+    except OSError:
+        return {}
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in text.splitlines())}
+
+
+def _execs(stats: Path) -> int:
+    value = _stats(stats).get("execs_done", "")
+    return int(value) if value.isdigit() else 0
+
+
+def _handled(c: Campaign) -> set[str]:
+    path = c.findings_dir / HANDLED
+    return set(path.read_text().split()) if path.is_file() else set()
+
+
+def _new_crashes(c: Campaign, out: Path, names: list[str]) -> dict[str, Path]:
+    """digest -> crash file, for this run's instances' crashes not triaged before."""
+    handled = _handled(c)
+    crashes: dict[str, Path] = {}
+    for name in names:
+        for path in sorted((out / name / "crashes").glob("id:*")):
+            if path.is_file():
+                digest = corpus.name_of(path.read_bytes())
+                if digest not in handled:
+                    crashes.setdefault(digest, path)
+    return crashes
+
+
+def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str, list[str], int]],
+            deadline: float, show: bool, total_s: int, import_first: bool) -> None:
+    """One afl-fuzz run of every instance until -V ends (or, with --until, a crash appears)."""
+    assert c.run is not None
+    names = [name for name, _, _ in claimed]
+    fenv = afl_env(env)
+    if import_first:  # --afl-host: first take in what other hosts found (ci/afl-sync.sh)
+        fenv["AFL_IMPORT_FIRST"] = "1"
+    procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+    before = {name: _execs(out / name / "fuzzer_stats") for name in names}  # a resume counts on
+    logs = c.findings_dir / ".logs"
+    logs.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="copyfuzz-afl-") as scratch:
+        seeds = _seeds(c, Path(scratch))
+        try:
+            resume = {name: (out / name / "queue").is_dir() for name in names}
+
+            def launch(i: int, name: str, flags: list[str], bind: bool) -> tuple[str, subprocess.Popen[bytes], Path]:
+                argv = ["afl-fuzz", "-i", "-" if resume[name] else str(seeds), "-o", str(out), "-V",
+                        str(max(1, int(deadline - time.monotonic()))), "-s", str((c.seed + c.rounds + i) % 2**31),
+                        "-t", str(TIMEOUT_MS), *flags, "--", str(paths.afl_target(c.root))]
+                assert c.run is not None
+                log = logs / f"afl-{name}.log"  # kept after the run; the instance name is this run's
+                # afl-fuzz binds itself (and so the driver and its executor) to a free core:
+                # twice the exec/s of floating (docs/perf.md). Without a free core it aborts.
+                penv = fenv if bind else {**fenv, "AFL_NO_AFFINITY": "1"}
+                with open(log, "wb") as f:
+                    return name, subprocess.Popen(argv, cwd=c.run.logs, env=penv, stdin=subprocess.DEVNULL,
+                                                  stdout=f, stderr=subprocess.STDOUT), log
+
+            for i, (name, flags, _) in enumerate(claimed):  # one at a time: each sees the cores the others took
+                entry = launch(i, name, flags, bind=True)
+                if not _bound(*entry[1:]):
+                    print(f"copyfuzz: no free CPU core for afl-fuzz ({name}): it runs unbound (slower)",
+                          file=sys.stderr)
+                    if not resume[name]:  # what the aborted start made is not a session to resume
+                        shutil.rmtree(out / name, ignore_errors=True)
+                    entry = launch(i, name, flags, bind=False)
+                procs.append(entry)
+            started = time.monotonic()
+            last = (started, 0)  # the drivers' snapshots count cases live; fuzzer_stats lags
+            while any(p.poll() is None for _, p, _ in procs) and time.monotonic() < deadline + GRACE_S:
+                time.sleep(1)
+                if c.until and _new_crashes(c, out, names):
+                    break
+                if show:
+                    stats = [_stats(out / name / "fuzzer_stats") for name in names]
+                    queue = sum(int(st.get("corpus_count", 0)) for st in stats)
+                    crashes = sum(int(st.get("saved_crashes", 0)) for st in stats)
+                    cov = c.read_coverage()
+                    execs, now = (cov.cases if cov else 0), time.monotonic()
+                    rate = (execs - last[1]) / max(1e-9, now - last[0])
+                    last = (now, execs)
+                    status_line(c, started, total_s, execs, rate, f"queue {queue}  crashes {crashes}")
+            if show:
+                clear_status()
+        finally:
+            for _, proc, _ in procs:
+                if proc.poll() is None:
+                    proc.send_signal(2)  # SIGINT: afl-fuzz saves its state and exits
+            for _, proc, _ in procs:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+    c.rounds += 1
+    for name, proc, log in procs:
+        stats = out / name / "fuzzer_stats"
+        if stats.is_file():
+            c.executions += max(0, _execs(stats) - before.get(name, 0))
+        elif proc.returncode not in (0, None):
+            tail = log.read_text(errors="replace").splitlines()[-20:]
+            raise CopyfuzzError(f"afl-fuzz ({name}) exited with status {proc.returncode} without starting",
+                                details="\n".join(tail))
+    corpus.take_files(c.corpus, sorted(p for name in names for p in (out / name / "queue").glob("id:*")))
+
+
+def run(c: Campaign, jobs: int, host: str | None, show: bool, deadline: float, total_s: int) -> None:
+    assert c.run is not None
+    out = (c.findings_dir / "afl").resolve()
+    out.mkdir(exist_ok=True)
+    env = c.driver_env(c.run.path.resolve(), c.run.coverage.resolve())
+    claimed = claim(c.findings_dir, instances(jobs, host))
+    try:
+        while True:
+            session(c, env, out, claimed, deadline, show, total_s, import_first=bool(host))
+            handle_crashes(c, env, out, [name for name, _, _ in claimed])
+            if not c.until or c.until_met or deadline - time.monotonic() < 1:
+                break
+    finally:
+        for _, _, fd in claimed:
+            os.close(fd)
+
+
+def tmin(c: Campaign, crash: Path, env: dict[str, str], seconds: int) -> Path:
+    """afl-tmin on an AFL crash, time-limited; the crash itself if that fails."""
+    assert c.run is not None
+    out = c.run.path / f"min-{corpus.name_of(crash.read_bytes())}"
+    with tempfile.TemporaryDirectory(prefix="copyfuzz-tmin-") as scratch:
+        tenv = afl_env({**env, "COPYFUZZ_FINDINGS": scratch})  # its findings are thrown away
+        try:
+            subprocess.run(["timeout", str(max(1, seconds)), "afl-tmin", "-i", str(crash), "-o", str(out),
+                            "--", str(paths.afl_target(c.root))], cwd=scratch, env=tenv, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 30)
+        except subprocess.TimeoutExpired:
+            pass
+    return out if out.is_file() and 0 < out.stat().st_size <= crash.stat().st_size else crash
+
+
+def _decode(c: Campaign, data: bytes) -> Spec:
+    return dataclasses.replace(fuzzinput.decode(data, c.routine.kind, c.max_len), routine=c.routine.name)
+
+
+def handle_crashes(c: Campaign, env: dict[str, str], out: Path, names: list[str]) -> None:
+    """Each crash not handled before, through serve for its class: per class the shortest is
+    minimised with afl-tmin, lowered, and triaged; crashes that do not reproduce alone are
+    reported once, not saved."""
+    crashes = _new_crashes(c, out, names)
+    if not crashes:
+        return
+    paths_ = list(crashes.values())
+    specs = [_decode(c, p.read_bytes()) for p in paths_]
+    results = run_specs(c.root, c.routine, c.profile, specs)
+    # One per class, the shortest copy: AFL keeps many crashes of one bug (new paths), and
+    # afl-tmin costs seconds each under QEMU.
+    groups: dict[str, tuple[int, Path]] = {}
+    for path, spec, result in zip(paths_, specs, results):
+        cls = result.error_list[0] if result.errors else ""
+        if cls not in groups or spec.n < groups[cls][0]:
+            groups[cls] = (spec.n, path)
+    for cls, (_, crash) in groups.items():
+        if not cls:  # serve alone does not show it: the engine's word only
+            c.triage([_decode(c, crash.read_bytes())], crash, move=False)
+            continue
+        small = tmin(c, crash, env, TMIN_MAX_S)
+        candidates = [small] if small == crash else [small, crash]
+        # afl-tmin leaves the bytes it does not need as '0' (so n=0x3030): lower each byte
+        # further while the class still shows.
+        assert c.run is not None
+        lowered = c.run.path / f"{small.name}-lowered"
+        lowered.write_bytes(lower_bytes(c, small.read_bytes(), cls))
+        candidates.insert(0, lowered)
+        c.triage([_decode(c, p.read_bytes()) for p in candidates], crash, move=False)
+    with atomic.locked(c.findings_dir / f".{HANDLED}.lock"):
+        with open(c.findings_dir / HANDLED, "a") as f:
+            f.write("".join(f"{d}\n" for d in crashes))
+
+
+def lower_bytes(c: Campaign, data: bytes, cls: str, max_runs: int = 600) -> bytes:
+    """Greedy: each byte to 0, half, minus one, kept while serve still shows the class."""
+    r = c.routine
+    argv = executor.executor_argv(c.root, r.elf, run_prefix(r.xlen))
+    plugin = PluginMemory(c.root, r.xlen)
+    best = bytearray(data)
+    runs = 0
+    try:
+        with executor.Server(argv, plugin=plugin) as server:
+            progress = True
+            while progress and runs < max_runs:
+                progress = False
+                for i in range(len(best)):
+                    for value in (0, best[i] // 2, best[i] - 1):
+                        if not 0 <= value < best[i] or runs >= max_runs:
+                            continue
+                        trial = bytearray(best)
+                        trial[i] = value
+                        spec = fuzzinput.decode(bytes(trial), r.kind, c.max_len)
+                        runs += 1
+                        result = server.run(spec.to_case(c.profile, runs))
+                        if result.type == records.RESULT_CASE and cls in result.error_list:
+                            best, progress = trial, True
+                            break
+    except executor.ExecutorError:
+        pass
+    finally:
+        plugin.close()
+    return bytes(best)

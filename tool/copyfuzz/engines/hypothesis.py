@@ -1,0 +1,124 @@
+"""Hypothesis: the strategies of strategies.py over one persistent `serve`.
+
+A case whose errors include a class not found yet fails; Hypothesis shrinks it, and the
+shrunk case goes through the shared triage path. The search then goes on without that
+class until the time is up (or, with --until, the class is found).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .. import atomic, coverage, executor, records
+from ..build import run_prefix
+from ..campaign import Campaign, clear_status, status_line
+from ..errors import CopyfuzzError
+from ..plugin import PluginMemory
+from ..spec import format_spec
+
+SHRINK_S = 20  # shrinking may run this far past --time
+
+
+class _TimeUp(BaseException):
+    """Raised inside the Hypothesis test to end the search (not a failure to shrink)."""
+
+
+def _bit(cls: str) -> int:
+    return 1 << records.CLASS_BY_NAME[cls].bit
+
+
+def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+
+    from .. import strategies
+
+    r = c.routine
+    argv = executor.executor_argv(c.root, r.elf, run_prefix(r.xlen))
+    plugin = PluginMemory(c.root, r.xlen)
+    found_mask = 0
+    hard_stop = deadline + SHRINK_S
+    started = time.monotonic()
+    shown_at = [0.0]
+    server: list[executor.Server] = [executor.Server(argv, plugin=plugin)]
+
+    class State:
+        calls = 0
+        failing: records.Case | None = None
+        failing_errors = 0
+
+    try:
+        while time.monotonic() < deadline and not c.until_met:
+            state = State()
+            mask = found_mask
+
+            def run_case(case: records.Case) -> int:
+                try:
+                    result = server[0].run(case)
+                except executor.ExecutorError:  # the executor died: a crash; start a new one
+                    server[0].close()
+                    server[0] = executor.Server(argv, plugin=plugin)
+                    return _bit("crash")
+                if result.type == records.RESULT_ERROR:
+                    raise CopyfuzzError(f"the executor rejected a drawn case: "
+                                        f"{records.case_error_message(result.aux)}")
+                return result.errors
+
+            @seed(c.seed + c.rounds)
+            @settings(max_examples=10**8, database=None, deadline=None, derandomize=False,
+                      phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
+                      report_multiple_bugs=False, print_blob=False)
+            @given(strategies.cases(r.kind, c.profile, max_len=c.max_len))
+            def search(case: records.Case) -> None:
+                now = time.monotonic()
+                if now >= hard_stop or (state.failing is None and now >= deadline):
+                    raise _TimeUp()
+                state.calls += 1
+                errors = run_case(case)
+                if show and now - shown_at[0] >= 1:
+                    shown_at[0] = now
+                    c.coverage = coverage.from_plugin(c.audit, plugin) if c.audit else None
+                    status_line(c, started, total_s, c.executions + state.calls,
+                                (c.executions + state.calls) / max(1e-9, now - started), f"round {c.rounds}")
+                if errors & ~mask:
+                    state.failing, state.failing_errors = case, errors
+                    # On disk before Hypothesis shrinks it, rewritten as it shrinks: a campaign
+                    # killed meanwhile still leaves the failure (copyfuzz repro FILE takes it).
+                    write_failure(c, case, errors & ~mask)
+                    raise AssertionError("a new class")
+
+            c.rounds += 1
+            try:
+                search()
+            except (_TimeUp, AssertionError):
+                pass
+            finally:
+                if show:
+                    clear_status()
+            c.executions += state.calls
+            if state.failing is None:
+                break
+            found = c.triage([c.spec_of(state.failing)],
+                             pick=lambda classes: next((x for x in classes if not mask & _bit(x)), classes[0]))
+            # Never search for these classes again; when serve alone does not show the
+            # failure, for the classes the search saw (never loop on it).
+            found_mask |= sum(_bit(x) for x in found.classes) if found else state.failing_errors
+    finally:
+        if c.audit is not None:
+            c.coverage = coverage.from_plugin(c.audit, plugin)
+        server[0].close()
+        plugin.close()
+
+
+def write_failure(c: Campaign, case: records.Case, new_errors: int) -> Path:
+    """findings/hypothesis-<class>.failure: the failing case as Hypothesis shows it and as a spec
+    (written aside, then renamed: a reader never sees half of it)."""
+    cls = records.class_names(new_errors)[0]
+    path = c.findings_dir / f"hypothesis-{cls}.failure"
+    spec = format_spec(c.spec_of(case))
+    text = (f"# Hypothesis failure: copyfuzz fuzz {c.routine.name} --engine hypothesis "
+            f"--seed {c.seed}\n# classes: {','.join(records.class_names(new_errors))}\n"
+            f"# Falsifying example: search(case={case!r})\n{spec}\n")
+    atomic.write(path, text)
+    return path
+

@@ -1,0 +1,182 @@
+"""Regression specs: the one home of their file format (docs/formats.md).
+
+A regression is a `.spec` file: `# key: value` header lines, then one spec line, e.g.
+
+    # class: no-progress
+    # classes: no-progress
+    # found-by: libfuzzer
+    # fault-pc: 0x12baa (__asm_copy_to_user+0x12)
+    # profile: linux
+    # options: -DCONFIG_X --kind copy
+    riscv/copy_user:n=5,src_off=4093,src_fault=3
+
+Campaigns save one per (routine build, class, fault pc); replay, repro, junit and the
+ci/ scripts read them. A `.spec` that is not whole (no spec line, a last line cut short,
+bytes that are not text) is an error naming the file: a lost regression must never pass
+as a clean replay.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import atomic
+from .errors import CopyfuzzError
+from .spec import Spec, format_spec
+
+if TYPE_CHECKING:
+    from .routines import Routine
+
+SUFFIX = ".spec"
+LOCK = ".lock"  # in the regressions directory: dedupe-then-write is one step across runs
+# A spec line: optional `spec=` (driver .finding files), optional routine, then fields.
+SPEC_LINE = re.compile(r"^(?:spec=)?(?:(?P<routine>\S+):)?(?P<fields>n=\S*)$")
+
+
+class DamagedFile(CopyfuzzError):
+    """A case file that is not whole: exit 2, naming it."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path}: damaged case file ({why}); restore it from version control or delete it")
+
+
+def parse_header(text: str) -> dict[str, str]:
+    """The `# key: value` lines (the first of a key wins)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("#") and ":" in line:
+            key, _, value = line[1:].partition(":")
+            out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def header(path: Path) -> dict[str, str]:
+    """The header of a case file; {} if it cannot be read."""
+    try:
+        return parse_header(path.read_text(errors="replace"))
+    except OSError:
+        return {}
+
+
+def spec_lines(text: str) -> list[tuple[str | None, str]] | None:
+    """(routine or None, fields) of each spec line if the text is a spec file (its
+    non-comment lines are all specs, or `key=value` lines of a driver .finding), else None."""
+    out: list[tuple[str | None, str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or line.startswith(("classes=", "why=")):
+            continue
+        m = SPEC_LINE.match(line)
+        if not m:
+            return None
+        out.append((m.group("routine"), m.group("fields")))
+    return out or None
+
+
+def read_specs(path: Path) -> list[tuple[str | None, str]]:
+    """The spec lines of a `.spec` (or driver `.finding`) file, which must be whole."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise CopyfuzzError(f"cannot read {path}: {e.strerror or e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DamagedFile(path, "not text") from None
+    if not text.strip():
+        raise DamagedFile(path, "empty")
+    if not text.endswith("\n"):
+        raise DamagedFile(path, "its last line is cut short")
+    lines = spec_lines(text)
+    if lines is None:
+        if all(not ln.strip() or ln.startswith("#") for ln in text.splitlines()):
+            raise DamagedFile(path, "no case spec line")
+        raise DamagedFile(path, "a line is neither a comment nor a case spec")
+    return lines
+
+
+@dataclass(frozen=True)
+class Regression:
+    path: Path
+    routine: str
+    fields: str
+    header: dict[str, str]
+
+    @property
+    def line(self) -> str:
+        return f"{self.routine}:{self.fields}"
+
+    @property
+    def cls(self) -> str:
+        return self.header.get("class", "")
+
+    @property
+    def fault_pc_key(self) -> str:
+        """The fault pc's address alone ('none' without one): what deduplication compares."""
+        return pc_key(self.header.get("fault-pc", ""))
+
+    @property
+    def options(self) -> str:
+        return self.header.get("options", "")
+
+
+def pc_key(fault_pc: str) -> str:
+    return fault_pc.split()[0] if fault_pc and fault_pc != "none" else "none"
+
+
+def read(path: Path) -> Regression:
+    """One regression file; DamagedFile if it is not whole or names no routine."""
+    lines = read_specs(path)
+    routine, fields = lines[0]
+    if not routine:
+        raise DamagedFile(path, "its spec line names no routine")
+    return Regression(path, routine, fields, header(path))
+
+
+def read_dir(directory: Path) -> list[Regression]:
+    """Every regression in the directory (not below it), in name order."""
+    if not directory.is_dir():
+        return []
+    return [read(p) for p in sorted(directory.glob(f"*{SUFFIX}")) if p.is_file()]
+
+
+def same_build(reg: Regression, routine: "Routine") -> bool:
+    """Was the regression saved from this build of the routine (same -D, --alternative)?"""
+    try:
+        return reg.routine == routine.name and shlex.split(reg.options) == routine.repro_options
+    except ValueError:
+        return False
+
+
+def for_routine(directory: Path, routine: "Routine") -> list[Regression]:
+    return [r for r in read_dir(directory) if same_build(r, routine)]
+
+
+def format_text(spec: Spec, cls: str, classes: list[str], engine: str, fault_pc: str, profile: str,
+                options: list[str]) -> str:
+    return (f"# class: {cls}\n# classes: {','.join(classes)}\n# found-by: {engine}\n"
+            f"# fault-pc: {fault_pc or 'none'}\n# profile: {profile}\n"
+            + (f"# options: {shlex.join(options)}\n" if options else "")
+            + f"{format_spec(spec)}\n")
+
+
+def save(directory: Path, routine: "Routine", spec: Spec, cls: str, classes: list[str], *,
+         engine: str, fault_pc: str, profile: str) -> tuple[Path, bool]:
+    """Write the regression unless one of the same build, class and fault pc exists:
+    (its path, True if new). Concurrent campaigns saving into one directory neither
+    collide nor duplicate (the check and the write happen under one lock)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CopyfuzzError(f"cannot create {directory}: {e.strerror or e}") from e
+    key = pc_key(fault_pc)
+    with atomic.locked(directory / LOCK):
+        for reg in for_routine(directory, routine):
+            if reg.cls == cls and reg.fault_pc_key == key:
+                return reg.path, False
+        text = format_text(spec, cls, classes, engine, fault_pc, profile, routine.repro_options)
+        return atomic.write_unique(directory, f"{routine.file_stem}--{cls}", SUFFIX, text), True
