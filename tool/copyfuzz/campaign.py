@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import atomic, corpus, coverage, fuzzinput, paths, records, regressions
+from . import atomic, corpus, fuzzinput, paths, records, regressions
 from .audit import Audit
+from .coverage import Coverage, from_snapshots
 from .errors import CopyfuzzError
 from .routines import Routine
 from .spec import Spec, format_spec, from_case, parse_fields
@@ -108,7 +109,7 @@ class Campaign:
     found: list[CampaignFinding] = field(default_factory=list)
     not_reproduced: list[str] = field(default_factory=list)  # artifacts the engine alone reported
     audit: Audit | None = None
-    coverage: coverage.Coverage | None = None
+    coverage: Coverage | None = None
     run: RunDir | None = None
 
     def start(self) -> RunDir:
@@ -128,9 +129,9 @@ class Campaign:
     def until_met(self) -> bool:
         return any(f.cls in self.until or set(f.classes) & self.until for f in self.found)
 
-    def read_coverage(self) -> coverage.Coverage | None:
+    def read_coverage(self) -> Coverage | None:
         if self.audit is not None and self.run is not None:
-            self.coverage = coverage.from_snapshots(self.audit, self.run.coverage) or self.coverage
+            self.coverage = from_snapshots(self.audit, self.run.coverage) or self.coverage
         return self.coverage
 
     def driver_env(self, findings: Path | str, coverage_dir: Path | None = None) -> dict[str, str]:

@@ -200,9 +200,9 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
                     proc.wait()
     c.rounds += 1
     for name, proc, log in procs:
-        stats = out / name / "fuzzer_stats"
-        if stats.is_file():
-            c.executions += max(0, _execs(stats) - before.get(name, 0))
+        stats_file = out / name / "fuzzer_stats"
+        if stats_file.is_file():
+            c.executions += max(0, _execs(stats_file) - before.get(name, 0))
         elif proc.returncode not in (0, None):
             tail = log.read_text(errors="replace").splitlines()[-20:]
             raise CopyfuzzError(f"afl-fuzz ({name}) exited with status {proc.returncode} without starting",
