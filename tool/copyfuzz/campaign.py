@@ -113,6 +113,8 @@ class Campaign:
     run: RunDir | None = None
 
     def start(self) -> RunDir:
+        for directory in (self.corpus, self.findings_dir, self.regressions):
+            atomic.remove_stale_temporaries(directory)  # what killed runs were writing
         self.run = RunDir(self.findings_dir)
         return self.run
 
