@@ -52,7 +52,7 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     if path.suffix not in (".S", ".s"):
         raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
     if not path.is_file():
-        raise CopyfuzzError(f"{path}: no such file")
+        raise CopyfuzzError(f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
     src = path.resolve()
     flags = [f"-D{d}" for d in defines] + (["-DCF_ALTERNATIVE"] if alternative else [])
     key = "\0".join([str(src), symbol, kind, str(xlen), *flags]).encode()

@@ -12,7 +12,7 @@ memcpy routines only get faults at or past the end; clear routines have no sourc
 
 from __future__ import annotations
 
-from . import records
+from . import files, records
 from .spec import Spec
 
 PAGE = records.PAGE_SIZE
@@ -147,7 +147,7 @@ def hypothesis_case(data: bytes) -> records.Case | None:
 
 def read_case_file(path: Path) -> tuple[str, object]:
     """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes)."""
-    data = path.read_bytes()
+    data = files.read_bytes(path)
     lines = spec_lines(data)
     if lines is not None:
         return "spec", lines
