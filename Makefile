@@ -3,7 +3,7 @@
 #   make                      every routine's executor for ARCH/XLEN
 #   make deps                 install what is missing (Debian packages, .venv)
 #   make check                deps, build, C unit tests (ASan+UBSan), pytest
-#   make O=/tmp/out ...       build elsewhere
+#   make O=/tmp/out ...       build elsewhere (./copyfuzz reads the same O from its environment)
 #
 # Kernel habits: ARCH=riscv, CROSS_COMPILE=riscv64-linux-gnu-, CC=, V=1.
 
@@ -67,69 +67,50 @@ all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET)
 list-executors:
 	@echo $(EXECUTORS)
 
+# Every output is written under a name of its own ($(TMP): the recipe shell's pid, so
+# one recipe line per output) and renamed into place: makes running at once (several
+# copyfuzz runs) never read, or link, a half-written file, and all of them succeed.
+TMP = $@.$$$$.tmp
+
 $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(TFLAGS) -c $< -o $@
+	$(Q)$(CC) $(TFLAGS) -c $< -o $(TMP) && mv -f $(TMP) $@
 
 $(BUILD)/obj/harness/call.o: harness/call.S harness/call.h Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ARCH_FLAGS) -Iharness -c $< -o $@
+	$(Q)$(CC) $(ARCH_FLAGS) -Iharness -c $< -o $(TMP) && mv -f $(TMP) $@
 
 # One relocatable harness whose mem* helpers are local: a routine named
 # memcpy must neither serve the harness nor be served by it.
 $(BUILD)/harness.o: $(HARNESS_OBJS)
-	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -r -o $@.tmp $^
-	$(Q)$(OBJCOPY) --localize-symbol=memcpy --localize-symbol=memset \
-	  --localize-symbol=memmove --localize-symbol=memcmp $@.tmp $@
-	$(Q)rm -f $@.tmp
+	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -r -o $(TMP).r $^ && \
+	$(OBJCOPY) --localize-symbol=memcpy --localize-symbol=memset \
+	  --localize-symbol=memmove --localize-symbol=memcmp $(TMP).r $(TMP) && \
+	rm -f $(TMP).r && mv -f $(TMP) $@
 
-# Link one executor: $(1) source .S, $(2) output .elf, $(3) routine name,
-# $(4) entry symbol, $(5) kind (copy|clear|memcpy), $(6) assembler flags.
-# Expanded inside $(eval): hence the doubled dollars.
-define EXECUTOR_RECIPE
-	@mkdir -p $$(@D)
-	$(Q)$(CC) $(ARCH_FLAGS) -g $(6) -c $(1) -o $(2).routine.o
-	$(Q)$(OBJCOPY) --rename-section .text=cf_target_text \
-	  --rename-section .fixup=cf_target_fixup $(2).routine.o
-	$(Q)$(NM) $(2).routine.o | grep -q ' [TtW] $(4)$$$$' || \
-	  { echo "$(1): symbol '$(4)' is not defined there" >&2; rm -f $(2).routine.o; exit 2; }
-	$(Q)fmt=$$$$(sh harness/extable-format.sh $(READELF) $(2).routine.o) && \
-	$(CC) $(TFLAGS) -DCF_TARGET_NAME='"$(3)"' -DCF_TARGET_SYMBOL=$(4) \
-	  -DCF_TARGET_KIND=CF_KIND_$(shell echo $(5) | tr a-z A-Z) \
-	  -DCF_TARGET_EXTABLE=$$$$fmt -c harness/target.c -o $(2).target.o
-	$(Q)$(CC) $(ARCH_FLAGS) -nostdlib -static -no-pie -Wl,--no-relax -o $(2) \
-	  $(BUILD)/harness.o $(2).target.o $(2).routine.o $(LIBGCC)
-	$(Q)rm -f $(2).routine.o $(2).target.o
-endef
+# Executors are linked by harness/link-executor.sh, the one link recipe: here for bundled
+# routines, by the tool for files from outside the tree (copyfuzz check), whose names
+# never pass through make. It takes the toolchain from these variables, exported to it.
+LINK_VARS := CC OBJCOPY NM READELF ARCH_FLAGS TFLAGS LIBGCC
+$(foreach v,$(LINK_VARS),$(eval export CF_LINK_$(v) = $$($(v))))
+LINK_DEPS := $(BUILD)/harness.o harness/link-executor.sh harness/target.c harness/target.h \
+             harness/extable-format.sh Makefile
 
 # Bundled routines: metadata from their header lines; includes from arch/.
 define ROUTINE_RULES
-$(BUILD)/$(call routine_name,$(1)).elf: $(1) $(BUILD)/harness.o harness/target.c harness/target.h \
-		harness/extable-format.sh $(wildcard arch/$(ARCH)/include/*) Makefile
+$(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH)/include/*)
 	@test -n "$(call routine_meta,$(1),symbol)" || \
 	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/formats.md)" >&2; exit 2; }
-	$(call EXECUTOR_RECIPE,$(1),$$@,$(call routine_name,$(1)),$(call routine_meta,$(1),symbol),$(call routine_meta,$(1),kind),$(ASFLAGS_ROUTINE))
+	$(Q)sh harness/link-executor.sh $(BUILD)/harness.o $(1) $$@ $(call routine_name,$(1)) \
+	  $(call routine_meta,$(1),symbol) $(call routine_meta,$(1),kind) $(ASFLAGS_ROUTINE)
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
 
-# A kernel-style file checked as it is (copyfuzz check): the compat include
-# tree stands in for the kernel's headers. Always rebuilt: its own includes
-# are not tracked, and a build takes a fraction of a second.
-#   make check-executor CHECK_SRC=path/uaccess.S CHECK_SYMBOL=sym CHECK_KIND=copy \
-#        CHECK_OUT=build/... [CHECK_DEFS="-DCONFIG_X=1"]
-COMPAT_INCLUDE := harness/compat/$(ARCH)/include
-CHECK_OUT ?= $(BUILD)/check/$(notdir $(basename $(CHECK_SRC)))-$(CHECK_SYMBOL).elf
-.PHONY: check-executor FORCE
-check-executor: $(CHECK_OUT)
-define CHECK_RULES
-$(CHECK_OUT): $(BUILD)/harness.o FORCE
-	@test -f "$(CHECK_SRC)" || { echo "$(CHECK_SRC): no such file" >&2; exit 2; }
-	$(call EXECUTOR_RECIPE,$(CHECK_SRC),$$@,$(CHECK_SRC):$(CHECK_SYMBOL),$(CHECK_SYMBOL),$(CHECK_KIND),-I$(COMPAT_INCLUDE) -I$(dir $(CHECK_SRC)) $(CHECK_DEFS))
-endef
-ifneq ($(CHECK_SRC),)
-$(eval $(CHECK_RULES))
-endif
-FORCE:
+# For the tool, which links a kernel-style file itself (copyfuzz check): the harness
+# object, then the link environment, one NAME=value per line.
+.PHONY: link-env
+link-env: $(LINK_DEPS)
+	@$(foreach v,$(LINK_VARS),printf '%s\n' "CF_LINK_$(v)=$$CF_LINK_$(v)";)
 
 # ---- native side: unit tests under ASan+UBSan, and the reference for Python ----
 HOST_FLAGS := -std=c11 -g -O1 $(WARN) -D_DEFAULT_SOURCE -DCF_HOSTED -Iharness -Iref
@@ -138,12 +119,13 @@ HOST_SRCS  := ref/ref.c harness/cases.c harness/arena.c harness/extable.c
 
 $(O)/host/test_ref: ref/test/test_ref.c $(HOST_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(HOST_FLAGS) $(SAN_FLAGS) -o $@ ref/test/test_ref.c $(HOST_SRCS)
+	$(Q)$(HOSTCC) $(HOST_FLAGS) $(SAN_FLAGS) -o $(TMP) ref/test/test_ref.c $(HOST_SRCS) && mv -f $(TMP) $@
 
 # The QEMU TCG plugin (a host shared object loaded by qemu-riscv64 -plugin).
 $(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $@ plugin/cfplugin.c
+	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $(TMP) plugin/cfplugin.c && \
+	  mv -f $(TMP) $@
 plugin: $(PLUGIN)
 
 # Fuzz targets: one native driver (fuzz/driver.c) and the oracle, for libFuzzer
@@ -156,24 +138,27 @@ FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
 FUZZ_OBJ   := $(O)/host/fuzz
 $(FUZZ_OBJ)/ref-asan.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=address,undefined -c ref/ref.c -o $@
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=address,undefined -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
 $(FUZZ_OBJ)/ref-plain.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -O2 -c ref/ref.c -o $@
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -O2 -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
 $(LIBFUZZER_TARGET): fuzz/driver.c $(FUZZ_OBJ)/ref-asan.o $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ fuzz/driver.c $(FUZZ_OBJ)/ref-asan.o
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $(TMP) fuzz/driver.c \
+	  $(FUZZ_OBJ)/ref-asan.o && mv -f $(TMP) $@
 # fuzz/afl_cov.c is compiled by plain clang: it writes AFL's map itself.
-$(AFL_TARGET): fuzz/driver.c fuzz/afl_cov.c $(FUZZ_OBJ)/ref-plain.o $(HEADERS) Makefile
+$(FUZZ_OBJ)/afl_cov.o: fuzz/afl_cov.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c fuzz/afl_cov.c -o $(@D)/afl_cov.o
-	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ fuzz/driver.c \
-	  $(FUZZ_OBJ)/ref-plain.o $(@D)/afl_cov.o
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c fuzz/afl_cov.c -o $(TMP) && mv -f $(TMP) $@
+$(AFL_TARGET): fuzz/driver.c $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $(TMP) fuzz/driver.c \
+	  $(FUZZ_OBJ)/ref-plain.o $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
 $(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $@ ref/ref.c harness/cases.c
+	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c && mv -f $(TMP) $@
 
 test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref

@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
 from copyfuzz.records import Case  # noqa: E402  (the one record definition)
 
 NO_FAULT = 2**64 - 1
@@ -43,9 +44,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--count", type=int, default=50000)
     args = ap.parse_args()
-    elf = ROOT / "build/riscv64/riscv/copy_user.elf"
-    native = ROOT / "build/host/native_fault"
-    subprocess.run(["make", "-s", str(elf.relative_to(ROOT))], cwd=ROOT, check=True)
+    elf = paths.executor(ROOT, "riscv/copy_user", 64)
+    native = paths.host_dir(ROOT) / "native_fault"
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), str(paths.executor(paths.REL, "riscv/copy_user", 64))],
+                   cwd=ROOT, check=True)
     native.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cc", "-O2", "-o", str(native), str(ROOT / "bench/native_fault.c")], check=True)
 

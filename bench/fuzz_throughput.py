@@ -19,18 +19,22 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBFUZZER = ROOT / "build/host/fuzz/copyfuzz_fuzzer"
-AFL = ROOT / "build/host/fuzz/copyfuzz_afl_fuzzer"
-PLUGIN = ROOT / "build/host/cfplugin.so"
+sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
+
+LIBFUZZER = paths.libfuzzer_target(ROOT)
+AFL = paths.afl_target(ROOT)
+PLUGIN = paths.plugin(ROOT)
 
 
 def driver_env(routine: str, coverage: bool, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/{routine}.elf"),
+    return {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, routine, 64)),
             "COPYFUZZ_PLUGIN": str(PLUGIN) if coverage else "", "COPYFUZZ_KIND": kind,
             "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings)}
 
@@ -83,7 +87,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=30, help="seconds of libFuzzer growing the shared corpus")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    subprocess.run(["make", "-s", "all"], cwd=ROOT, check=True)
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), "all"], cwd=ROOT, check=True)
     modes = [(engine, cov, jobs) for jobs in (1, 2) for engine in ("libfuzzer", "afl") for cov in (True, False)]
     runs: dict[tuple[str, bool, int], list[float]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="copyfuzz-bench-") as scratch:

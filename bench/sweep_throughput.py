@@ -28,6 +28,7 @@ DONE = 2
 
 
 sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
 from copyfuzz.plugin import PluginMemory  # noqa: E402  (the one ABI mirror)
 
 
@@ -56,8 +57,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    elf = ROOT / "build" / "riscv64" / f"{args.routine}.elf"
-    subprocess.run(["make", "-s", str(elf.relative_to(ROOT)), "plugin"], cwd=ROOT, check=True)
+    elf = paths.executor(ROOT, args.routine, 64)
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), str(paths.executor(paths.REL, args.routine, 64)), "plugin"],
+                   cwd=ROOT, check=True)
     qemu = [] if platform.machine() == "riscv64" else [os.environ.get("QEMU", "qemu-riscv64")]
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     # The plugin wraps [qemu, elf]; taskset stays in front.

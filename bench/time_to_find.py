@@ -15,16 +15,19 @@ import os
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
 
 
 def driver_env(mutant: str, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in mutant else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/riscv/mutants/{mutant}.elf"),
-            "COPYFUZZ_PLUGIN": str(ROOT / "build/host/cfplugin.so"), "COPYFUZZ_KIND": kind,
+    return {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, f"riscv/mutants/{mutant}", 64)),
+            "COPYFUZZ_PLUGIN": str(paths.plugin(ROOT)), "COPYFUZZ_KIND": kind,
             "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings)}
 
 
@@ -32,7 +35,7 @@ def run_libfuzzer(mutant: str, seed: int, cap: int, tmp: Path) -> float | None:
     (tmp / "c").mkdir()
     (tmp / "f").mkdir()
     t0 = time.perf_counter()
-    proc = subprocess.run([str(ROOT / "build/host/fuzz/copyfuzz_fuzzer"), f"-seed={seed}",
+    proc = subprocess.run([str(paths.libfuzzer_target(ROOT)), f"-seed={seed}",
                            f"-max_total_time={cap}", f"-artifact_prefix={tmp / 'f'}/", str(tmp / "c")],
                           env=driver_env(mutant, tmp / "f"), capture_output=True, timeout=cap + 60)
     dt = time.perf_counter() - t0
@@ -47,7 +50,7 @@ def run_afl(mutant: str, seed: int, cap: int, tmp: Path) -> float | None:
            "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_BENCH_UNTIL_CRASH": "1"}
     t0 = time.perf_counter()
     proc = subprocess.run(["afl-fuzz", "-s", str(seed), "-i", str(tmp / "in"), "-o", str(tmp / "out"), "-V",
-                           str(cap), "--", str(ROOT / "build/host/fuzz/copyfuzz_afl_fuzzer")], env=env,
+                           str(cap), "--", str(paths.afl_target(ROOT))], env=env,
                           capture_output=True, text=True, timeout=cap + 60)
     dt = time.perf_counter() - t0
     # A mutant every input trips (e.g. a clobbered register) crashes on the seed itself:
@@ -63,7 +66,7 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=60)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), "all", "fuzz-targets"], cwd=ROOT, check=True)
     mutants = sorted(p.stem for p in (ROOT / "arch/riscv/mutants").glob("*.S"))
     runners = {"libfuzzer": run_libfuzzer, "afl": run_afl}
     table: dict[str, dict[str, object]] = {}

@@ -67,6 +67,8 @@ else
 	listing=$(targets routines --build "${wanted[@]}") || exit 2
 fi
 
+IFS=$'\t' read -r plugin fuzzer _ <<<"$(targets paths)" # under $O, as the tool builds
+
 rc=0
 mapfile -t lines <<<"$listing"
 for line in "${lines[@]}"; do
@@ -84,9 +86,9 @@ for line in "${lines[@]}"; do
 	# The driver's environment as `copyfuzz fuzz` sets it (fuzz/README.md); its findings
 	# (an input that fails now) are thrown away: the campaign and replay report those.
 	into=$(realpath "$merged") from=$(realpath "$corpus")
-	if (cd "$work" && env COPYFUZZ_EXECUTOR="$ROOT/$elf" COPYFUZZ_KIND="$kind" COPYFUZZ_PROFILE="$profile" \
-		COPYFUZZ_PLUGIN="$ROOT/build/host/cfplugin.so" COPYFUZZ_FINDINGS="$work" COPYFUZZ_MAX_LEN=65536 \
-		"$ROOT/build/host/fuzz/copyfuzz_fuzzer" -merge=1 -merge_control_file="$work/control" "$into" "$from") \
+	if (cd "$work" && env COPYFUZZ_EXECUTOR="$elf" COPYFUZZ_KIND="$kind" COPYFUZZ_PROFILE="$profile" \
+		COPYFUZZ_PLUGIN="$plugin" COPYFUZZ_FINDINGS="$work" COPYFUZZ_MAX_LEN=65536 \
+		"$fuzzer" -merge=1 -merge_control_file="$work/control" "$into" "$from") \
 		</dev/null >"$work/merge.log" 2>&1 &&
 		[ -n "$(find "$merged" -type f -print -quit)" ]; then
 		mv "$corpus" "$corpus.old" && mv "$merged" "$corpus" && rm -rf "$corpus.old"

@@ -3,10 +3,12 @@
     targets.py routines [--all] [PATTERN...]      bundled routines (default: the non-mutants)
     targets.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative]
     --build                                       also build their executors and the fuzz targets
+    targets.py paths                              the host build: plugin, libFuzzer and AFL++ targets
 
 One line per routine, tab-separated: name, file stem (the directory name the tool gives
 the routine's corpus, findings and regressions), mutant (1 or 0), kind, profile, and the
-executor relative to the repository root. Bad input: one line on stderr, exit 2.
+executor (an absolute path, under $O as the tool takes it: copyfuzz/paths.py). `paths`:
+one line, tab-separated absolute paths. Bad input: one line on stderr, exit 2.
 
 Run with tool/ on PYTHONPATH (ci/lib.sh does), from the directory the paths are relative to.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from copyfuzz import build
+from copyfuzz import build, paths
 from copyfuzz.cli import repo_root
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.routines import Routine, discover, select
@@ -38,6 +40,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     fs.add_argument("-D", dest="define", action="append")
     fs.add_argument("--alternative", action="store_true")
     fs.add_argument("--build", action="store_true")
+    sub.add_parser("paths")
     return p.parse_args(argv)
 
 
@@ -59,6 +62,10 @@ def resolve(args: argparse.Namespace) -> list[Routine]:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
+    if args.what == "paths":
+        print("\t".join(str(p) for p in (paths.plugin(ROOT), paths.libfuzzer_target(ROOT),
+                                          paths.afl_target(ROOT))))
+        return 0
     try:
         routines = resolve(args)
         if args.build:
@@ -70,7 +77,7 @@ def main(argv: list[str]) -> int:
             print(e.details, file=sys.stderr)
         return e.exit_code
     for r in routines:
-        print("\t".join([r.name, r.file_stem, "1" if r.is_mutant else "0", r.kind, r.profile, r.elf]))
+        print("\t".join([r.name, r.file_stem, "1" if r.is_mutant else "0", r.kind, r.profile, str(ROOT / r.elf)]))
     return 0
 
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 FAKE = Path(__file__).parent / "fake_executor.py"
-MAKEFILE = "build/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
+MAKEFILE = "$(O)/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
 # The fake executors are no ELF files: sweeps against them pass --no-audit.
 
 
@@ -89,7 +89,7 @@ def test_bad_metadata_is_named(fake_tree: tuple[Path, dict[str, str]]) -> None:
 
 def test_build_failure_shows_make_output(fake_tree: tuple[Path, dict[str, str]]) -> None:
     root, env = fake_tree
-    (root / "Makefile").write_text("build/riscv64/%.elf:\n\t@echo 'copy.S:12: Error: unknown opcode' >&2; exit 1\n")
+    (root / "Makefile").write_text("$(O)/riscv64/%.elf:\n\t@echo 'copy.S:12: Error: unknown opcode' >&2; exit 1\n")
     proc = run_cli("sweep", "--no-audit", "riscv/buggy", env=env)
     assert proc.returncode == 2
     assert "build failed" in proc.stderr and "copy.S:12: Error: unknown opcode" in proc.stderr

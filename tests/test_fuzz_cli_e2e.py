@@ -16,12 +16,12 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-from copyfuzz import fuzzinput, records
+from copyfuzz import fuzzinput, paths, records
 from copyfuzz.spec import Spec, format_spec
 
 pytestmark = pytest.mark.e2e
 
-LIBFUZZER = ROOT / "build/host/fuzz/copyfuzz_fuzzer"
+LIBFUZZER = paths.libfuzzer_target(ROOT)
 CORRECT = {"copy": "riscv/copy_user", "clear": "riscv/clear_user", "memcpy": "riscv/memcpy"}
 
 
@@ -40,7 +40,7 @@ def test_python_decode_matches_the_driver(tmp_path: Path, kind: str, max_len: in
         path = tmp_path / f"in{i:03d}"
         path.write_bytes(data)
         inputs.append(path)
-    env = {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/{CORRECT[kind]}.elf"),
+    env = {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, CORRECT[kind], 64)),
            "COPYFUZZ_KIND": kind, "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_PLUGIN": "",
            "COPYFUZZ_MAX_LEN": str(max_len), "COPYFUZZ_PRINT_CASE": "1"}
     proc = subprocess.run([str(LIBFUZZER), *map(str, inputs)], env=env, capture_output=True, text=True,

@@ -15,10 +15,12 @@ import pytest
 
 from conftest import ROOT
 
+from copyfuzz import paths
+
 pytestmark = pytest.mark.e2e
 
-LIBFUZZER = ROOT / "build/host/fuzz/copyfuzz_fuzzer"
-AFL = ROOT / "build/host/fuzz/copyfuzz_afl_fuzzer"
+LIBFUZZER = paths.libfuzzer_target(ROOT)
+AFL = paths.afl_target(ROOT)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,8 +37,8 @@ def expected_classes(mutant: str) -> set[str]:
 
 def env_for(routine: str, findings: Path, **extra: str) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/{routine}.elf"),
-            "COPYFUZZ_PLUGIN": str(ROOT / "build/host/cfplugin.so"), "COPYFUZZ_KIND": kind,
+    return {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, routine, 64)),
+            "COPYFUZZ_PLUGIN": str(paths.plugin(ROOT)), "COPYFUZZ_KIND": kind,
             "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings), **extra}
 
 
@@ -106,7 +108,7 @@ def test_riscv_edges_reach_afl_map(tmp_path: Path) -> None:
     case = tmp_path / "case"
     case.write_bytes(b"\x00\x0c\x00\x08\x03\x00\x00\x00\x00\x00")  # n=2048, src+3: the shifting loop
     tuples = {}
-    for label, plug in (("off", ""), ("on", str(ROOT / "build/host/cfplugin.so"))):
+    for label, plug in (("off", ""), ("on", str(paths.plugin(ROOT)))):
         out = tmp_path / f"map_{label}"
         env = {**env_for("riscv/copy_user", tmp_path), "COPYFUZZ_PLUGIN": plug, "AFL_QUIET": "1"}
         subprocess.run(["afl-showmap", "-q", "-o", str(out), "--", str(AFL), str(case)], env=env,
@@ -136,7 +138,7 @@ def test_afl_children_killed_mid_case_leave_nothing_stale(tmp_path: Path) -> Non
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "seed").write_bytes(bytes(10))
     (tmp_path / "f").mkdir()
-    elf = str(ROOT / "build/riscv64/riscv/copy_user.elf")
+    elf = str(paths.executor(ROOT, "riscv/copy_user", 64))
     env = {**env_for("riscv/copy_user", tmp_path / "f"), "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
            "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_AFFINITY": "1"}
     afl = subprocess.Popen(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", "20",

@@ -20,6 +20,8 @@ import pytest
 
 from conftest import ROOT, TOOL, run_cli
 
+from copyfuzz import paths
+
 pytestmark = pytest.mark.e2e
 
 MUTANT = "riscv/mutants/wrong-shift"
@@ -142,7 +144,7 @@ def test_killing_an_afl_campaign_and_resuming_from_its_queue(tmp_path: Path) -> 
 
 def test_an_executor_killed_under_the_driver_is_a_crash_and_the_campaign_goes_on(tmp_path: Path) -> None:
     proc = start(tmp_path, "riscv/copy_user", "libfuzzer", 25)
-    elf = str(ROOT / "build/riscv64/riscv/copy_user.elf")
+    elf = str(paths.executor(ROOT, "riscv/copy_user", 64))
     wait_for(lambda: list((tmp_path / "findings").glob(".runs/*/coverage/cov-*")), 60, proc)
 
     def executors() -> list[str]:

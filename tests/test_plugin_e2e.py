@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from copyfuzz import fuzzinput, plugin
+from copyfuzz import fuzzinput, paths, plugin
 from copyfuzz.spec import parse_fields
 
 from conftest import ROOT, run_cli
@@ -49,7 +49,7 @@ def test_memcheck_catches_the_in_page_overread_guard_pages_miss(tmp_path: Path) 
     assert report["memcheck"] and report["caught"], report
     assert "load-out-of-bounds" in report["findings"]
     # ...and without the plugin, the guard pages see nothing: the data copied is right.
-    elf = ROOT / "build/riscv64/riscv/mutants/overread-in-page.elf"
+    elf = paths.executor(ROOT, "riscv/mutants/overread-in-page", 64)
     out = subprocess.run(["qemu-riscv64", str(elf), "sweep", "--max-len", "40", "--profile", "exact"],
                          check=True, capture_output=True).stdout
     types = []

@@ -14,8 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copyfuzz import paths
+
 ROOT = Path(__file__).resolve().parents[1]
-LIB = ROOT / "build" / "host" / "libcfref.so"
+LIB = paths.libcfref(ROOT)
 W = 64
 NO_FAULT = 2**64 - 1
 COPY, CLEAR, MEMCPY = 0, 1, 2
@@ -51,7 +53,7 @@ class Result(ctypes.Structure):
 
 @pytest.fixture(scope="module")
 def lib() -> ctypes.CDLL:
-    subprocess.run(["make", "-s", str(LIB.relative_to(ROOT))], cwd=ROOT, check=True)
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), str(paths.libcfref(paths.REL))], cwd=ROOT, check=True)
     lib = ctypes.CDLL(str(LIB))
     lib.cf_oracle.argtypes = [ctypes.POINTER(Case), ctypes.POINTER(Observed), ctypes.POINTER(Result)]
     lib.cf_oracle.restype = None

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import paths
 from .errors import CopyfuzzError
 
 if TYPE_CHECKING:
@@ -65,38 +66,61 @@ def check_runner(xlen: int = 64) -> None:
         check_tools([qemu_command(xlen)[0]])
 
 
+def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None) -> str:
+    """Run a build step at the repository root; on failure, its output is the details."""
+    try:
+        proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace")
+    except OSError as e:
+        raise CopyfuzzError(f"cannot run {argv[0]}: {e.strerror}") from e
+    if proc.returncode != 0:
+        raise CopyfuzzError(f"build failed ({what}, exit {proc.returncode})", details=proc.stdout.rstrip())
+    return proc.stdout
+
+
 def build(root: Path, targets: list[str], xlen: int = 64) -> None:
     """make -s the targets; on failure, make's own output is the message's details."""
     if not targets:
         return
     check_tools(xlen=xlen)
-    try:
-        proc = subprocess.run(
-            ["make", "-s", *targets],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-        )
-    except OSError as e:
-        raise CopyfuzzError(f"cannot run make: {e.strerror}") from e
-    if proc.returncode != 0:
-        shown = " ".join(targets) if len(targets) <= 4 else f"{len(targets)} executors"
-        raise CopyfuzzError(
-            f"build failed (make -s {shown}, exit {proc.returncode})",
-            details=proc.stdout.rstrip(),
-        )
+    shown = " ".join(targets) if len(targets) <= 4 else f"{len(targets)} executors"
+    _run(root, ["make", "-s", *paths.make_vars(root), *targets], f"make -s {shown}")
+
+
+def link_env(root: Path, xlen: int) -> dict[str, str]:
+    """The environment harness/link-executor.sh runs in (the toolchain, from the Makefile:
+    `make link-env`, which also builds the harness object)."""
+    check_tools(xlen=xlen)
+    out = _run(root, ["make", "-s", *paths.make_vars(root), f"XLEN={xlen}", "link-env"],
+               f"make -s XLEN={xlen} link-env")
+    env = dict(os.environ)
+    for line in out.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.startswith("CF_LINK_"):
+            env[name] = value
+    return env
+
+
+def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
+    """Link a file from outside the tree with the one link recipe, every name an argument:
+    nothing in a path reaches make's parser or a shell."""
+    assert r.external_elf is not None
+    harness = paths.harness_object(paths.REL, r.xlen)  # check builds are riscv (checkfile.py)
+    _run(root, ["sh", "harness/link-executor.sh", str(harness), str(r.path), r.external_elf, r.name,
+                r.symbol, r.kind, *r.asflags], f"harness/link-executor.sh {r.path.name}", env)
 
 
 def build_routines(root: Path, routines: "list[Routine]") -> None:
     """Build every routine's executor: bundled ones in one make per XLEN, files from
-    outside the tree (copyfuzz check) one make each, as each has its own variables."""
+    outside the tree (copyfuzz check) by harness/link-executor.sh, after one make per XLEN
+    for the harness and the toolchain."""
     by_xlen: dict[int, list[str]] = {}
+    envs: dict[int, dict[str, str]] = {}
     for r in routines:
         if r.external_elf:
-            build(root, r.make_args, r.xlen)
+            if r.xlen not in envs:
+                envs[r.xlen] = link_env(root, r.xlen)
+            link_external(root, r, envs[r.xlen])
         else:
             by_xlen.setdefault(r.xlen, []).append(r.elf)
     for xlen, elfs in by_xlen.items():

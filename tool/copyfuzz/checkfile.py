@@ -11,7 +11,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from . import records
+from . import paths, records
 from .errors import CopyfuzzError
 from .routines import Routine
 
@@ -52,17 +52,20 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     if path.suffix not in (".S", ".s"):
         raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
     if not path.is_file():
-        raise CopyfuzzError(f"{path}: no such file")
+        raise CopyfuzzError(f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
     src = path.resolve()
     flags = [f"-D{d}" for d in defines] + (["-DCF_ALTERNATIVE"] if alternative else [])
     key = "\0".join([str(src), symbol, kind, str(xlen), *flags]).encode()
     digest = hashlib.sha1(key).hexdigest()[:10]
-    elf = f"build/riscv{xlen}/check/{src.stem}-{symbol}-{digest}.elf"
-    make_vars = (f"CHECK_SRC={src}", f"CHECK_SYMBOL={symbol}", f"CHECK_KIND={kind}",
-                 f"CHECK_OUT={elf}", f"CHECK_DEFS={' '.join(flags)}")
+    # One executor per file, symbol and build (the digest); the name is only a label.
+    label = re.sub(r"[^\w.-]+", "_", f"{src.stem}-{symbol}")
+    elf = str(paths.check_dir(paths.REL, xlen) / f"{label}-{digest}.elf")
+    # The compat tree stands in for the kernel's headers; the file's own directory
+    # serves its local includes. Each flag is one argument: no value is ever parsed.
+    asflags = (f"-I{COMPAT_INCLUDE}", f"-I{src.parent}", *flags)
     return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
                    about=f"{path} ({', '.join(flags) or 'no -D'})", xlen=xlen,
-                   external_elf=elf, make_vars=make_vars,
+                   external_elf=elf, asflags=asflags,
                    build_flags=tuple([f"-D{d}" for d in defines] + (["--alternative"] if alternative else [])))
 
 

@@ -14,10 +14,10 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, TextIO
 
 from . import records
-from .errors import CopyfuzzError
+from .errors import CopyfuzzError, os_error_message
 
 PROG = "copyfuzz"
 
@@ -256,15 +256,45 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+STDOUT_NAME = "standard output"
+
+
+class _NamedStdout:
+    """sys.stdout, whose write errors name it: a full disk under `> FILE` is reported as
+    standard output's, not as a nameless OSError. Everything else is the real stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, STDOUT_NAME) from e  # EPIPE stays BrokenPipeError
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, STDOUT_NAME) from e
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
+    stdout = sys.stdout
+    sys.stdout = _NamedStdout(stdout)  # type: ignore[assignment]
     try:
         args = build_parser().parse_args(argv)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)
         run: Callable[[Path, argparse.Namespace], int] = getattr(module, f"run_{args.command}")
-        return run(root, args)
+        status = run(root, args)
+        sys.stdout.flush()  # here, not at exit: a full disk is an error like any other
+        return status
     except CopyfuzzError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         if e.details:
@@ -277,3 +307,13 @@ def main(argv: list[str] | None = None) -> int:
         # Output piped into something like `head` that stopped reading.
         sys.stderr.close()
         return 1
+    except OSError as e:
+        # A file that could not be read or written (a full disk, a path under a file, a
+        # read-only file system ...): bad input or a tool problem, one line.
+        print(f"{PROG}: {os_error_message(e)}", file=sys.stderr)
+        if e.filename == STDOUT_NAME:
+            # What standard output still buffers would fail again when Python exits.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        return 2
+    finally:
+        sys.stdout = stdout

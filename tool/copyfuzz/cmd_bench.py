@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from . import build, executor, records
+from . import build, executor, files, records
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
@@ -140,6 +140,8 @@ def mix_score(rows: list[dict[str, object]]) -> dict[str, float | None]:
 
 
 def run_bench(root: Path, args: argparse.Namespace) -> int:
+    if args.plot:  # before the bench, not after it
+        check_plot_path(Path(args.plot))
     if args.file:
         routines = file_routines(root, args.file, args, "linux")[:1]
     else:
@@ -165,8 +167,6 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     report = {"emulated": emulated, "reps": args.reps, "sizes": list(sizes),
               "routines": {n: {"rows": rows, "mix": mix_score(rows)} for n, rows in results.items()},
               "summary": line}
-    if args.plot:
-        plot(results, Path(args.plot), emulated)
     if args.json:
         print(json.dumps(report, indent=2))
     elif args.csv:
@@ -180,6 +180,9 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
         sys.stdout.write(buf.getvalue())
     else:
         print_tables(results, sizes, emulated, line)
+    if args.plot:  # after the results are out: a failed write loses none of them
+        sys.stdout.flush()
+        plot(results, Path(args.plot), emulated)
     return 0
 
 
@@ -230,10 +233,15 @@ def print_tables(results: dict[str, list[dict[str, object]]], sizes: tuple[int, 
         emit(console, f"[bold]{line}[/]")
 
 
-def plot(results: dict[str, list[dict[str, object]]], path: Path, emulated: bool) -> None:
-    """Instructions per byte against offset, one line per routine and size (PNG or SVG)."""
+def check_plot_path(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".svg"):
         raise CopyfuzzError(f"--plot {path}: use a .png or .svg file name")
+    files.check_file(path, "--plot")
+
+
+def plot(results: dict[str, list[dict[str, object]]], path: Path, emulated: bool) -> None:
+    """Instructions per byte against offset, one line per routine and size (PNG or SVG)."""
+    check_plot_path(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,6 +265,9 @@ def plot(results: dict[str, list[dict[str, object]]], path: Path, emulated: bool
         ax.legend(fontsize=7)
     fig.suptitle("copyfuzz bench: exact instruction counts from the QEMU plugin")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        with files.writing(path, "--plot"):
+            fig.savefig(path)
+    finally:
+        plt.close(fig)
 

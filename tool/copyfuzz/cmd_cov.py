@@ -15,12 +15,13 @@ import argparse
 import dataclasses
 import html
 import json
+import sys
 from pathlib import Path
 
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, fuzzinput, plugin, records
+from . import build, executor, files, fuzzinput, plugin, records
 from .audit import Audit, audit_routine
 from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
@@ -39,7 +40,7 @@ def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int =
         raise CopyfuzzError(f"--corpus {directory}: not a directory")
     cases: list[records.Case] = []
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
-        data = path.read_bytes()
+        data = files.read_bytes(path)
         if len(data) % records.CASE_SIZE == 0 and data[:4] == records.CASE_MAGIC.to_bytes(4, "little"):
             for off in range(0, len(data), records.CASE_SIZE):
                 cases.append(records.Case.unpack(data[off:off + records.CASE_SIZE]))
@@ -137,6 +138,8 @@ def write_html(rep: dict[str, object], path: Path) -> None:
 
 
 def run_cov(root: Path, args: argparse.Namespace) -> int:
+    if args.html:  # before the run, not after it
+        files.check_file(Path(args.html), "--html")
     if args.file:
         routine = file_routines(root, args.file, args, "linux")[0]
     else:
@@ -149,13 +152,16 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
     audit = audit_routine(root, routine)
     counts, flow, hits, cov = collect(root, routine, args, audit)
     rep = report(audit, counts, flow, hits, cov)
-    if args.html:
-        write_html(rep, Path(args.html))
+    # The results first: a failed write of the HTML loses none of them.
     if args.json:
         print(json.dumps({**rep, "listing": [{**r, "address": f"{r['address']:#x}"} for r in rep["listing"]]},  # type: ignore[union-attr]
                          indent=2))
     else:
         print_report(rep)
-        if args.html:
+    if args.html:
+        sys.stdout.flush()
+        with files.writing(Path(args.html), "--html"):
+            write_html(rep, Path(args.html))
+        if not args.json:
             emit(stdout_console(), f"wrote {args.html}")
     return 0

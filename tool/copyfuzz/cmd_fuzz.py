@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, records
+from . import build, files, records
 from .audit import audit_routine
 from .campaign import Campaign, report, seed_corpus
 from .errors import CopyfuzzError
@@ -68,6 +68,8 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     stem = routine.file_stem
     corpus_dir = args.corpus or Path("corpora") / stem
     findings_dir = args.findings or Path("findings") / "fuzz" / stem
+    for d, option in ((corpus_dir, "--corpus"), (findings_dir, "--findings"), (args.regressions, "--regressions")):
+        files.check_dir(d, option)  # before the build and the campaign: fail now, not at the first finding
     for d in (corpus_dir, findings_dir):
         try:
             d.mkdir(parents=True, exist_ok=True)

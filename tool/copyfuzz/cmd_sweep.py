@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import build, executor, records
+from . import build, executor, files, records
 from .audit import Audit, audit_routine
 from .errors import CopyfuzzError
 from .executor import Finding
@@ -134,6 +134,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise CopyfuzzError("--seed only makes sense with --random N")
     if args.random_max_len is not None and not args.random:
         raise CopyfuzzError("--random-max-len only makes sense with --random N")
+    files.check_dir(args.findings, "--findings")  # before the build and the sweep
 
 
 def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
@@ -260,6 +261,7 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
         print(json.dumps(_json_report(args, seed, results), indent=2))
     else:
         _print_report(args, seed, results, log)
+    log.check()  # a findings file that could not be written: exit 2, after the results
     return 1 if any(r.failed for r in results) else 0
 
 
@@ -319,7 +321,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                 _print_audit_problems(console, r)
             if r.observed:
                 _print_classes(console, r)
-                emit(console, f"  reproducers appended to {log.path_for(r.routine)}")
+                if log.error is None:
+                    emit(console, f"  reproducers appended to {log.path_for(r.routine)}")
             if "max-hangs" in r.stopped:
                 emit(console, f"  [red]{r.routine.name}: sweep stopped early, the routine kept hanging[/]")
     if mutants:

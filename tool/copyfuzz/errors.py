@@ -14,3 +14,14 @@ class CopyfuzzError(Exception):
         self.exit_code = exit_code
         # Extra text printed after the message, e.g. a compiler's output.
         self.details = details
+
+
+def os_error_message(e: OSError) -> str:
+    """An OSError as one line naming what failed: 'PATH: reason'. With no path, the
+    failure was writing standard output (a full disk, a closed pipe) or is named by
+    its reason alone."""
+    reason = e.strerror or str(e)
+    if e.filename is not None:
+        where = f"{e.filename} -> {e.filename2}" if e.filename2 is not None else str(e.filename)
+        return f"{where}: {reason}"
+    return reason

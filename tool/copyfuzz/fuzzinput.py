@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import records, regressions
+from . import files, records, regressions
 from .spec import Spec
 
 PAGE = records.PAGE_SIZE
@@ -130,7 +130,7 @@ def read_case_file(path: Path) -> tuple[str, object]:
     A .spec or .finding file must be whole (regressions.DamagedFile otherwise)."""
     if path.suffix in SPEC_SUFFIXES:
         return "spec", regressions.read_specs(path)
-    data = path.read_bytes()
+    data = files.read_bytes(path)
     try:
         lines = regressions.spec_lines(data.decode("utf-8"))
     except UnicodeDecodeError:

@@ -4,14 +4,25 @@ The Makefile puts everything under $(O) (default `build`, as in the kernel's `ma
 executors in $(O)/riscv<XLEN>/, host objects (plugin, fuzz targets, libcfref.so) in
 $(O)/host/. The tool reads the same `O` from its environment, so `O=/tmp/out make` and
 `O=/tmp/out ./copyfuzz sweep` agree, and passes it on to every make it runs.
+
+Every function takes the repository root and gives an absolute path; with root=REL it
+gives the path as make is given it (make runs at the repository root): relative to the
+root unless O is absolute. Make targets are named that way, so that they match the rules.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
+from .errors import CopyfuzzError
+
 DEFAULT_O = "build"
+REL = Path()  # root= for paths as make names them (relative to the root unless O is absolute)
+# What make can take in a file name: anything else (a space, '$', ':', '#', '%', quotes ...)
+# would be split or interpreted by make's parser or by a recipe's shell.
+_MAKE_SAFE = re.compile(r"[\w./+,@-]+")
 
 
 def build_dir(root: Path) -> Path:
@@ -23,8 +34,14 @@ def build_dir(root: Path) -> Path:
 
 def make_vars(root: Path) -> list[str]:
     """The O= every make the tool runs gets (always given: make's own default is relative
-    to its working directory, ours to the repository root)."""
-    return [f"O={build_dir(root)}"]
+    to its working directory, ours to the repository root). Given as the user gave it, as
+    the targets are named (REL): make runs at the root. An O that make's parser would split
+    or expand is refused, never passed on."""
+    o = build_dir(REL)
+    if not _MAKE_SAFE.fullmatch(str(o)):
+        raise CopyfuzzError(f"O={str(o)!r}: make cannot take this build directory (use letters, "
+                            "digits and _ . / + , @ - only)")
+    return [f"O={o}"]
 
 
 def arch_dir(root: Path, xlen: int, arch: str = "riscv") -> Path:
@@ -41,6 +58,11 @@ def executor(root: Path, name: str, xlen: int) -> Path:
 def check_dir(root: Path, xlen: int, arch: str = "riscv") -> Path:
     """Executors of files from outside the tree (copyfuzz check)."""
     return arch_dir(root, xlen, arch) / "check"
+
+
+def harness_object(root: Path, xlen: int, arch: str = "riscv") -> Path:
+    """The relocatable harness every executor is linked with ($(BUILD)/harness.o)."""
+    return arch_dir(root, xlen, arch) / "harness.o"
 
 
 def host_dir(root: Path) -> Path:

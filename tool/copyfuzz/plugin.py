@@ -13,10 +13,9 @@ import mmap
 import os
 from pathlib import Path
 
-from . import build
+from . import build, paths
 from .errors import CopyfuzzError
 
-PLUGIN_SO = "build/host/cfplugin.so"
 MAGIC = 0x31504643
 COV_MAP_SIZE = 4096
 INSN_SLOTS = 8192
@@ -74,7 +73,7 @@ class PluginMemory:
         if build.native(xlen):
             raise CopyfuzzError("--memcheck, bench counts and cov need QEMU: the plugin is a QEMU "
                                 "TCG plugin (natively, run the same command with QEMU=qemu-riscv64)")
-        self.so = root / PLUGIN_SO
+        self.so = paths.plugin(root)
         if not self.so.is_file():
             raise CopyfuzzError(f"{self.so} is missing: run 'make plugin'")
         self.fd = os.memfd_create("copyfuzz-plugin", 0)  # inherited: no MFD_CLOEXEC

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import records
+from . import paths, records
 from .errors import CopyfuzzError
 
 HEADER_LINES = 40
@@ -38,9 +38,10 @@ class Routine:
     expect: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     xlen: int = 64
-    # A file from outside the tree (copyfuzz check): its executor and make variables.
+    # A file from outside the tree (copyfuzz check): its executor, and the assembler flags
+    # harness/link-executor.sh links it with (build.py runs it, no make).
     external_elf: str | None = None
-    make_vars: tuple[str, ...] = ()
+    asflags: tuple[str, ...] = ()
     build_flags: tuple[str, ...] = ()  # -D.../--alternative, for `copyfuzz repro`
 
     @property
@@ -53,15 +54,9 @@ class Routine:
 
     @property
     def elf(self) -> str:
-        """The executor, relative to the repository root (a make target)."""
-        return self.external_elf or f"build/riscv{self.xlen}/{self.name}.elf"
-
-    @property
-    def make_args(self) -> list[str]:
-        """What `make` needs to build this routine's executor."""
-        if self.external_elf:
-            return [f"XLEN={self.xlen}", *self.make_vars, "check-executor"]
-        return [f"XLEN={self.xlen}", self.elf]
+        """The executor as make names it (paths.REL): relative to the repository root unless
+        O is absolute; root / elf is where it is."""
+        return self.external_elf or str(paths.executor(paths.REL, self.name, self.xlen))
 
     @property
     def file_stem(self) -> str:

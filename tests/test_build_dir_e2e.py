@@ -1,0 +1,70 @@
+"""O= moves every build, for make and for the tool alike (copyfuzz/paths.py).
+
+`make O=DIR` builds under DIR; `O=DIR ./copyfuzz ...` finds (and builds) everything there
+and never reads or writes build/.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TOOL, run_cli
+
+from copyfuzz import paths
+from copyfuzz.routines import discover
+
+pytestmark = pytest.mark.e2e
+
+NEW = ROOT / "tests" / "fixtures" / "kernel" / "uaccess_new.S"
+
+
+def _snapshot(d: Path) -> dict[str, tuple[int, int]] | None:
+    if not d.exists():
+        return None
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in [d, *d.rglob("*")]}
+
+
+@pytest.mark.parametrize("o, elf", [
+    ("out/x", "out/x/riscv64/riscv/copy_user.elf"),
+    ("/abs/o", "/abs/o/riscv64/riscv/copy_user.elf"),
+])
+def test_executors_and_make_follow_O(monkeypatch: pytest.MonkeyPatch, o: str, elf: str) -> None:
+    monkeypatch.setenv("O", o)
+    cu = next(r for r in discover(ROOT) if r.name == "riscv/copy_user")
+    assert cu.elf == elf
+    assert ROOT / cu.elf == paths.executor(ROOT, "riscv/copy_user", 64)
+    assert paths.make_vars(ROOT) == [f"O={o}"]  # as the targets are named: make runs at the root
+    assert paths.plugin(ROOT) == (ROOT / o / "host" / "cfplugin.so")
+
+
+def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path) -> None:
+    build = ROOT / "build"
+    before = _snapshot(build)
+    o = tmp_path / "o"
+    env = {k: v for k, v in os.environ.items() if k != "O"}
+    subprocess.run(["make", "-s", f"O={o}", "all"], cwd=ROOT, env=env, check=True, capture_output=True)
+
+    sweep = run_cli("sweep", "riscv/copy_user", "--max-len", "16", "--jobs", "1",
+                    "--findings", str(tmp_path / "f"), env={"O": str(o)})
+    assert sweep.returncode == 0, sweep.stderr
+    check = run_cli("check", str(NEW), "--symbol", "__asm_copy_to_user", "--max-len", "8", "--jobs", "1",
+                    "--findings", str(tmp_path / "f"), env={"O": str(o)})
+    assert check.returncode == 0, check.stderr
+    assert list((o / "riscv64" / "check").glob("uaccess_new-__asm_copy_to_user-*.elf"))
+    memcheck = run_cli("repro", "riscv/copy_user:n=3", "--memcheck", env={"O": str(o)})  # the plugin, under O
+    assert memcheck.returncode == 0, memcheck.stderr
+
+    listing = subprocess.run([sys.executable, str(ROOT / "ci" / "targets.py"), "routines", "riscv/copy_user"],
+                             env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
+                             capture_output=True, text=True).stdout
+    assert listing.rstrip("\n").split("\t")[-1] == str(o / "riscv64" / "riscv" / "copy_user.elf")
+    host = subprocess.run([sys.executable, str(ROOT / "ci" / "targets.py"), "paths"],
+                          env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
+                          capture_output=True, text=True).stdout
+    assert host.split("\t")[0] == str(o / "host" / "cfplugin.so")
+    assert _snapshot(build) == before, "build/ was created or touched"

@@ -1,0 +1,72 @@
+"""Files the tool reads and writes, and what goes wrong with them, as one line.
+
+A run that is going to fail writing its results should fail before it spends minutes
+computing them: each option naming an output is checked up front, and a problem is
+one line naming the option, the path and what is wrong. What cannot be known in
+advance (a full disk) still fails when it happens; the commands print the results
+they have before writing files, so those are never lost to a failed write. A read or
+write error carries no file name of its own: these helpers add it.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import CopyfuzzError
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path.absolute()
+    while not p.exists() and p.parent != p:
+        p = p.parent
+    return p
+
+
+def _writable(d: Path) -> bool:
+    # access(2) answers for root too where it matters: a read-only file system (EROFS).
+    return os.access(d, os.W_OK | os.X_OK)
+
+
+def check_dir(path: Path, option: str) -> None:
+    """A directory the run writes into, created when first needed: the nearest part of
+    it that exists must be a directory the run can write in."""
+    there = _nearest_existing(path)
+    if not there.is_dir():
+        raise CopyfuzzError(f"{option} {path}: {there} is not a directory")
+    if not _writable(there):
+        raise CopyfuzzError(f"{option} {path}: cannot write in {there}")
+
+
+def check_file(path: Path, option: str) -> None:
+    """A file written when the run ends: not a directory, in a directory that exists and
+    that the run can write in."""
+    if path.is_dir():
+        raise CopyfuzzError(f"{option} {path}: is a directory")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        there = _nearest_existing(parent)
+        why = f"{there} is not a directory" if not there.is_dir() else f"{parent} does not exist"
+        raise CopyfuzzError(f"{option} {path}: {why}")
+    if not _writable(parent) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CopyfuzzError(f"{option} {path}: cannot write it")
+
+
+@contextmanager
+def writing(path: Path, option: str) -> Iterator[None]:
+    """A failed write of the file, as one line naming the option and the path (a write
+    error such as a full disk carries no file name of its own)."""
+    try:
+        yield
+    except OSError as e:
+        raise CopyfuzzError(f"{option} {path}: cannot write it: {e.strerror or e}") from e
+
+
+def read_bytes(path: Path) -> bytes:
+    """An input file's bytes; a file that cannot be read is one line naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise CopyfuzzError(f"cannot read {path}: {e.strerror or e}") from e
