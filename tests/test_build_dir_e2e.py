@@ -6,6 +6,7 @@ and never reads or writes build/.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -58,6 +59,12 @@ def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path
     assert list((o / "riscv64" / "check").glob("uaccess_new-__asm_copy_to_user-*.elf"))
     memcheck = run_cli("repro", "riscv/copy_user:n=3", "--memcheck", env={"O": str(o)})  # the plugin, under O
     assert memcheck.returncode == 0, memcheck.stderr
+    for engine in ("libfuzzer", "afl"):  # the fuzz targets, under O
+        fuzz = run_cli("fuzz", "riscv/copy_user", "--engine", engine, "--time", "3", "--corpus", str(tmp_path / "c"),
+                       "--findings", str(tmp_path / engine), "--regressions", str(tmp_path / "r"), "--json",
+                       env={"O": str(o)}, timeout=300)
+        assert fuzz.returncode == 0, fuzz.stderr[-2000:]
+        assert json.loads(fuzz.stdout)["executions"] > 0
 
     listing = subprocess.run([sys.executable, str(ROOT / "ci" / "targets.py"), "routines", "riscv/copy_user"],
                              env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
