@@ -9,6 +9,10 @@ fuzzer_stats (summed over -M/-S instances). The modes of one run are measured ba
 back in an order rotated from run to run; the table gives the median of --runs.
 
     bench/fuzz_throughput.py [--routine riscv/copy_user] [--seconds 20] [--runs 3] [--json]
+                             [--engine libfuzzer|afl]... [--coverage on|off]... [--cores 1|2]...
+
+--engine, --coverage and --cores pick modes (each repeatable; default: every mode), e.g.
+the smallest run, `--engine libfuzzer --coverage on --cores 1`.
 """
 from __future__ import annotations
 
@@ -82,9 +86,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=30, help="seconds of libFuzzer growing the shared corpus")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--engine", action="append", choices=["libfuzzer", "afl"], help="only this engine")
+    ap.add_argument("--coverage", action="append", choices=["on", "off"], help="only with or without it")
+    ap.add_argument("--cores", action="append", type=int, choices=[1, 2], help="only on this many cores")
     args = ap.parse_args()
     subprocess.run(["make", "-s", "all"], cwd=ROOT, check=True)
-    modes = [(engine, cov, jobs) for jobs in (1, 2) for engine in ("libfuzzer", "afl") for cov in (True, False)]
+    modes = [(engine, cov, jobs) for jobs in args.cores or (1, 2) for engine in args.engine or ("libfuzzer", "afl")
+             for cov in (True, False) if ("on" if cov else "off") in (args.coverage or ("on", "off"))]
     runs: dict[tuple[str, bool, int], list[float]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="copyfuzz-bench-") as scratch:
         corpus = Path(scratch) / "corpus"
