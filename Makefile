@@ -146,28 +146,30 @@ $(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
 	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $@ plugin/cfplugin.c
 plugin: $(PLUGIN)
 
-# Fuzz targets: one native driver (fuzz/driver.c) and the oracle, for libFuzzer
-# (clang, ASan+UBSan) and AFL++ (afl-clang-fast, libAFLDriver). The routine is
-# chosen at run time (COPYFUZZ_EXECUTOR): one build serves every routine.
+# Fuzz targets: one native driver (fuzz/driver.c, driver_config.c, executor_channel.c)
+# and the oracle, for libFuzzer (clang, ASan+UBSan) and AFL++ (afl-clang-fast,
+# libAFLDriver). The routine is chosen at run time (COPYFUZZ_EXECUTOR): one build serves every routine.
 # The oracle (ref/ref.c) gets no SanitizerCoverage: the coverage that matters is
 # the routine's (from the plugin), and comparison tracing of the oracle's
 # per-byte loop cost half of every execution (docs/perf.md).
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
 FUZZ_OBJ   := $(O)/host/fuzz
+FUZZ_SRCS  := fuzz/driver.c fuzz/driver_config.c fuzz/executor_channel.c
+FUZZ_DEPS  := $(FUZZ_SRCS) fuzz/driver.h
 $(FUZZ_OBJ)/ref-asan.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=address,undefined -c ref/ref.c -o $@
 $(FUZZ_OBJ)/ref-plain.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -O2 -c ref/ref.c -o $@
-$(LIBFUZZER_TARGET): fuzz/driver.c $(FUZZ_OBJ)/ref-asan.o $(HEADERS) Makefile
+$(LIBFUZZER_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/ref-asan.o $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ fuzz/driver.c $(FUZZ_OBJ)/ref-asan.o
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(FUZZ_SRCS) $(FUZZ_OBJ)/ref-asan.o
 # fuzz/afl_cov.c is compiled by plain clang: it writes AFL's map itself.
-$(AFL_TARGET): fuzz/driver.c fuzz/afl_cov.c $(FUZZ_OBJ)/ref-plain.o $(HEADERS) Makefile
+$(AFL_TARGET): $(FUZZ_DEPS) fuzz/afl_cov.c $(FUZZ_OBJ)/ref-plain.o $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c fuzz/afl_cov.c -o $(@D)/afl_cov.o
-	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ fuzz/driver.c \
+	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_SRCS) \
 	  $(FUZZ_OBJ)/ref-plain.o $(@D)/afl_cov.o
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
