@@ -155,7 +155,7 @@ plugin: $(PLUGIN)
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
 FUZZ_OBJ   := $(O)/host/fuzz
 FUZZ_SRCS  := fuzz/driver.c fuzz/driver_config.c fuzz/executor_channel.c
-FUZZ_DEPS  := $(FUZZ_SRCS) fuzz/driver.h
+FUZZ_DEPS  := $(FUZZ_SRCS) fuzz/driver.h fuzz/envs.def
 $(FUZZ_OBJ)/ref-asan.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=address,undefined -c ref/ref.c -o $@

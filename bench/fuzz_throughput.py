@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz import envs  # noqa: E402  (the driver's variables: fuzz/envs.def)
+
 LIBFUZZER = ROOT / "build/host/fuzz/copyfuzz_fuzzer"
 AFL = ROOT / "build/host/fuzz/copyfuzz_afl_fuzzer"
 PLUGIN = ROOT / "build/host/cfplugin.so"
@@ -34,9 +37,8 @@ PLUGIN = ROOT / "build/host/cfplugin.so"
 
 def driver_env(routine: str, coverage: bool, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/{routine}.elf"),
-            "COPYFUZZ_PLUGIN": str(PLUGIN) if coverage else "", "COPYFUZZ_KIND": kind,
-            "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings)}
+    return envs.driver_env(executor=ROOT / f"build/riscv64/{routine}.elf", plugin=PLUGIN if coverage else "",
+                           kind=kind, profile="exact", findings=findings)
 
 
 def libfuzzer(routine: str, coverage: bool, jobs: int, seconds: int, corpus: Path, tmp: Path) -> float:

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tool"))
+from copyfuzz import envs  # noqa: E402  (the driver's variables: fuzz/envs.def)
 
 
 def driver_env(mutant: str, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in mutant else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/riscv/mutants/{mutant}.elf"),
-            "COPYFUZZ_PLUGIN": str(ROOT / "build/host/cfplugin.so"), "COPYFUZZ_KIND": kind,
-            "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings)}
+    return envs.driver_env(executor=ROOT / f"build/riscv64/riscv/mutants/{mutant}.elf",
+                           plugin=ROOT / "build/host/cfplugin.so", kind=kind, profile="exact", findings=findings)
 
 
 def run_libfuzzer(mutant: str, seed: int, cap: int, tmp: Path) -> float | None:

@@ -9,23 +9,10 @@
  * environment, the bundle and CPU pinning are driver_config.c's, the executor and
  * the pipes to it executor_channel.c's (driver.h between them).
  *
- * Environment (copyfuzz fuzz sets it; defaults in brackets, "bundle" below):
- *   COPYFUZZ_EXECUTOR   the routine's executor ELF (required unless bundled)
- *   COPYFUZZ_KIND       copy | clear | memcpy [bundled routine's, else copy]
- *   COPYFUZZ_PROFILE    linux | exact [bundled routine's, else linux]
- *   COPYFUZZ_QEMU       qemu-riscv64, or "" to run the executor directly
- *                       [the bundled qemu, else qemu-riscv64 from PATH]
- *   COPYFUZZ_PLUGIN     cfplugin.so for coverage and the memory audit, "" for none
- *                       [the bundled plugin, else none]
- *   COPYFUZZ_MAX_LEN    the longest n an input can ask for [65536]
- *   COPYFUZZ_TIMEOUT_MS the executor's per-case watchdog [1000]
- *   COPYFUZZ_FINDINGS   a directory: each finding is written there first
- *   COPYFUZZ_COVERAGE   a directory: the routine's coverage so far goes to
- *                       cov-<pid> there about once a second and at exit
- *                       (struct cf_cov_snapshot, harness/plugin_abi.h)
- *   COPYFUZZ_PIN        0: leave CPU placement to the scheduler [1: see cf_pin_to_one_cpu, driver_config.c]
- *   COPYFUZZ_PRINT_CASE set: print every decoded case as "case: <spec>" on stderr
- *                       (tests check the Python mirror of the decoding against it)
+ * Environment: COPYFUZZ_EXECUTOR, COPYFUZZ_KIND, ... as listed, with their defaults and
+ * meaning, in the registry fuzz/envs.def (fuzz/README.md shows it as a table). copyfuzz
+ * fuzz sets them through tool/copyfuzz/envs.py. A bundled target (below) finds what is
+ * not set beside itself.
  *
  * Bundle (.clusterfuzzlite/build.sh, docs/clusterfuzzlite.md): on a fuzzing
  * service only the output directory reaches the machine that runs the target,

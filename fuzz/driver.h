@@ -17,9 +17,24 @@
 
 /* ---- configuration: driver_config.c ---- */
 
+/* The driver's environment variables, from the registry (envs.def): CF_ENV_EXECUTOR ... */
+enum cf_env_id {
+#define CF_ENV(name, dflt, help) CF_ENV_##name,
+#define CF_ENV_OTHER(name, dflt, help, reader)
+#include "envs.def"
+#undef CF_ENV
+#undef CF_ENV_OTHER
+	CF_ENV_COUNT
+};
+/* Its value if set, else its default from the registry (NULL: unset, no default). */
+const char *cf_env(enum cf_env_id id);
+/* Whether it is set at all (to "" too). */
+int cf_env_given(enum cf_env_id id);
+
 struct cf_driver_cfg {
 	const char *executor, *qemu, *plugin, *findings, *coverage;
 	const char *loader, *libdir; /* the bundled qemu's own ld.so and libraries, else NULL */
+	const char *kind_name, *profile_name; /* as given (or bundled) */
 	int print_case;
 	uint16_t kind, profile;
 	uint64_t max_len, timeout_ms;

@@ -15,15 +15,6 @@
 
 #include "driver.h"
 
-/* A bundled target's routine comes with the build (driver.c's header comment); the kind
- * and profile default to the routine's, else to what they always were. */
-#ifndef CF_BUNDLE_KIND
-#define CF_BUNDLE_KIND "copy"
-#endif
-#ifndef CF_BUNDLE_PROFILE
-#define CF_BUNDLE_PROFILE "linux"
-#endif
-
 struct cf_driver_cfg cf_cfg;
 
 void cf_die(const char *what)
@@ -32,10 +23,26 @@ void cf_die(const char *what)
 	exit(2);
 }
 
-static const char *env_or(const char *name, const char *dflt)
+#define CF_UNSET NULL
+static const struct {
+	const char *name, *dflt;
+} envs[CF_ENV_COUNT] = {
+#define CF_ENV(name, dflt, help) [CF_ENV_##name] = {"COPYFUZZ_" #name, dflt},
+#define CF_ENV_OTHER(name, dflt, help, reader)
+#include "envs.def"
+#undef CF_ENV
+#undef CF_ENV_OTHER
+};
+
+const char *cf_env(enum cf_env_id id)
 {
-	const char *v = getenv(name);
-	return v ? v : dflt;
+	const char *v = getenv(envs[id].name);
+	return v ? v : envs[id].dflt;
+}
+
+int cf_env_given(enum cf_env_id id)
+{
+	return getenv(envs[id].name) != NULL;
 }
 
 /* "<dir of this binary>/<rel>" if that exists (and is executable when exec is set). */
@@ -60,19 +67,29 @@ static const char *beside_self(const char *argv0, const char *rel, int exec)
 	return strdup(path);
 }
 
-/* Where the variables are not set: the bundle beside the binary (header comment). */
+/* Where the variables are not set: the bundle beside the binary (driver.c's header
+ * comment). A bundled target's routine, kind and profile come with its build
+ * (CF_BUNDLE_ROUTINE, CF_BUNDLE_KIND, CF_BUNDLE_PROFILE). */
 static void find_bundle(const char *argv0)
 {
 	const char *v;
 #ifdef CF_BUNDLE_ROUTINE
-	if (!(v = getenv("COPYFUZZ_EXECUTOR")) || !*v) {
+	if (!cf_cfg.executor || !*cf_cfg.executor) {
 		cf_cfg.executor = beside_self(argv0, "copyfuzz/" CF_BUNDLE_ROUTINE ".elf", 0);
 		if (!cf_cfg.executor)
 			cf_die("no copyfuzz/" CF_BUNDLE_ROUTINE ".elf beside this fuzz target, and "
 			       "COPYFUZZ_EXECUTOR is not set");
 	}
 #endif
-	if (!getenv("COPYFUZZ_QEMU")) {
+#ifdef CF_BUNDLE_KIND
+	if (!cf_env_given(CF_ENV_KIND))
+		cf_cfg.kind_name = CF_BUNDLE_KIND;
+#endif
+#ifdef CF_BUNDLE_PROFILE
+	if (!cf_env_given(CF_ENV_PROFILE))
+		cf_cfg.profile_name = CF_BUNDLE_PROFILE;
+#endif
+	if (!cf_env_given(CF_ENV_QEMU)) {
 		const char *loader = beside_self(argv0, "copyfuzz/qemu/ld.so", 1);
 		const char *qemu = beside_self(argv0, "copyfuzz/qemu/qemu-riscv64", 0);
 		const char *libdir = beside_self(argv0, "copyfuzz/qemu/lib", 1);
@@ -82,31 +99,32 @@ static void find_bundle(const char *argv0)
 			cf_cfg.qemu = qemu;
 		}
 	}
-	if (!getenv("COPYFUZZ_PLUGIN") && (v = beside_self(argv0, "copyfuzz/cfplugin.so", 0)))
+	if (!cf_env_given(CF_ENV_PLUGIN) && (v = beside_self(argv0, "copyfuzz/cfplugin.so", 0)))
 		cf_cfg.plugin = v;
 }
 
 void cf_config_load(const char *argv0)
 {
-	cf_cfg.executor = getenv("COPYFUZZ_EXECUTOR");
-	cf_cfg.qemu = env_or("COPYFUZZ_QEMU", "qemu-riscv64");
-	cf_cfg.plugin = env_or("COPYFUZZ_PLUGIN", "");
+	cf_cfg.executor = cf_env(CF_ENV_EXECUTOR);
+	cf_cfg.qemu = cf_env(CF_ENV_QEMU);
+	cf_cfg.plugin = cf_env(CF_ENV_PLUGIN);
+	cf_cfg.kind_name = cf_env(CF_ENV_KIND);
+	cf_cfg.profile_name = cf_env(CF_ENV_PROFILE);
 	find_bundle(argv0);
 	if (!cf_cfg.executor || !*cf_cfg.executor)
 		cf_die("set COPYFUZZ_EXECUTOR to a routine's executor (build/riscv64/<routine>.elf)");
-	const char *kind = env_or("COPYFUZZ_KIND", CF_BUNDLE_KIND);
+	const char *kind = cf_cfg.kind_name;
 	cf_cfg.kind = !strcmp(kind, "clear")    ? CF_KIND_CLEAR
 		      : !strcmp(kind, "memcpy") ? CF_KIND_MEMCPY
 						: CF_KIND_COPY;
-	cf_cfg.profile = !strcmp(env_or("COPYFUZZ_PROFILE", CF_BUNDLE_PROFILE), "exact") ? CF_PROFILE_EXACT
-											   : CF_PROFILE_LINUX;
-	cf_cfg.findings = env_or("COPYFUZZ_FINDINGS", "");
-	cf_cfg.coverage = env_or("COPYFUZZ_COVERAGE", "");
-	cf_cfg.print_case = getenv("COPYFUZZ_PRINT_CASE") != NULL;
-	cf_cfg.max_len = strtoull(env_or("COPYFUZZ_MAX_LEN", "65536"), NULL, 0);
+	cf_cfg.profile = !strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
+	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);
+	cf_cfg.coverage = cf_env(CF_ENV_COVERAGE);
+	cf_cfg.print_case = cf_env_given(CF_ENV_PRINT_CASE);
+	cf_cfg.max_len = strtoull(cf_env(CF_ENV_MAX_LEN), NULL, 0);
 	if (cf_cfg.max_len > CF_MAX_LEN)
 		cf_cfg.max_len = CF_MAX_LEN;
-	cf_cfg.timeout_ms = strtoull(env_or("COPYFUZZ_TIMEOUT_MS", "1000"), NULL, 0);
+	cf_cfg.timeout_ms = strtoull(cf_env(CF_ENV_TIMEOUT_MS), NULL, 0);
 }
 
 /*
@@ -120,7 +138,7 @@ void cf_config_load(const char *argv0)
 void cf_pin_to_one_cpu(void)
 {
 	cpu_set_t set;
-	if (!strcmp(env_or("COPYFUZZ_PIN", "1"), "0") || sched_getaffinity(0, sizeof set, &set) ||
+	if (!strcmp(cf_env(CF_ENV_PIN), "0") || sched_getaffinity(0, sizeof set, &set) ||
 	    CPU_COUNT(&set) <= 1)
 		return;
 	int chosen = -1;

@@ -5,13 +5,14 @@ hangs (fuzz/executor_channel.c): the finding's class and, for a death, how it di
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+
+from copyfuzz import envs
 
 pytestmark = pytest.mark.e2e
 
@@ -31,8 +32,7 @@ def run_with_executor(tmp_path: Path, script: str, **extra: str) -> tuple[str, s
     findings = tmp_path / "findings"
     findings.mkdir()
     (tmp_path / "input").write_bytes(bytes(10))
-    env = {**os.environ, "COPYFUZZ_EXECUTOR": str(exe), "COPYFUZZ_QEMU": "", "COPYFUZZ_PLUGIN": "",
-           "COPYFUZZ_FINDINGS": str(findings), "COPYFUZZ_PIN": "0", **extra}
+    env = {**envs.driver_env(executor=exe, qemu="", plugin="", findings=findings, pin=0), **extra}
     proc = subprocess.run([str(LIBFUZZER), f"-artifact_prefix={findings}/", str(tmp_path / "input")],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0, proc.stderr[-2000:]

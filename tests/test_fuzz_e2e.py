@@ -6,7 +6,6 @@ a missing tool FAILS these tests.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -14,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+
+from copyfuzz import envs
 
 pytestmark = pytest.mark.e2e
 
@@ -35,9 +36,8 @@ def expected_classes(mutant: str) -> set[str]:
 
 def env_for(routine: str, findings: Path, **extra: str) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(ROOT / f"build/riscv64/{routine}.elf"),
-            "COPYFUZZ_PLUGIN": str(ROOT / "build/host/cfplugin.so"), "COPYFUZZ_KIND": kind,
-            "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings), **extra}
+    return {**envs.driver_env(executor=ROOT / f"build/riscv64/{routine}.elf", plugin=ROOT / "build/host/cfplugin.so",
+                              kind=kind, profile="exact", findings=findings), **extra}
 
 
 def libfuzzer(tmp_path: Path, routine: str, *flags: str, **extra: str) -> tuple[int, str, Path]:
