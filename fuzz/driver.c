@@ -61,14 +61,16 @@ static void write_snapshot(void);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	int forkserver = getenv("__AFL_SHM_ID") != NULL; /* under afl-fuzz: see cf_channel_ensure */
 	cf_config_load(argc && *argc > 0 ? (*argv)[0] : NULL);
+	cf_processes_init(forkserver);
 	cf_channel_init();
 	signal(SIGPIPE, SIG_IGN);
 	if (cf_is_libfuzzer_parent(*argc, *argv))
 		return 0; /* the workers start their own executors */
 	atexit(write_snapshot);
 	cf_pin_to_one_cpu();
-	if (!getenv("__AFL_SHM_ID")) /* under afl-fuzz this is the forkserver: see cf_channel_ensure */
+	if (!forkserver)
 		cf_channel_start();
 	return 0;
 }
@@ -173,7 +175,9 @@ static void write_snapshot(void)
 		unlink(tmp);
 }
 
-static void maybe_snapshot(void)
+/* About once a second (a clock read every 256 inputs): the coverage snapshot, and an end
+ * to the run if the process it works for (COPYFUZZ_WATCH_PID) has ended. */
+static void every_second(void)
 {
 	static uint64_t calls;
 	static time_t last;
@@ -181,9 +185,14 @@ static void maybe_snapshot(void)
 		return;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec != last) {
-		last = now.tv_sec;
-		write_snapshot();
+	if (now.tv_sec == last)
+		return;
+	last = now.tv_sec;
+	write_snapshot();
+	if (cf_watched_has_ended()) {
+		fprintf(stderr, "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) has ended: stopping\n");
+		cf_channel_stop();
+		_exit(0);
 	}
 }
 
@@ -238,8 +247,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(extra_counters, cf_pshm->edges, sizeof(extra_counters));
 		if (cf_afl_feed)
 			cf_afl_feed(cf_pshm->edges);
-		maybe_snapshot();
 	}
+	every_second();
 
 	/* The oracle, here, natively: it must agree with the executor's. */
 	struct cf_observed o = {0};

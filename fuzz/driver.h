@@ -47,6 +47,10 @@ void cf_config_load(const char *argv0);
 /* A libFuzzer process that only starts others (-jobs, -fork, -merge's outer run). */
 int cf_is_libfuzzer_parent(int argc, char **argv);
 void cf_pin_to_one_cpu(void);
+/* Every process forked from here on dies with its parent; a forkserver (AFL++) dies with
+ * afl-fuzz. With COPYFUZZ_WATCH_PID, cf_watched_has_ended says when to stop. */
+void cf_processes_init(int forkserver);
+int cf_watched_has_ended(void);
 
 /* ---- the executor channel: executor_channel.c ---- */
 

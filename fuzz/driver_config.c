@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * driver_config.c - the fuzz driver's configuration: the environment, the bundle a
- * fuzzing service's build leaves beside the binary (driver.c's header comment), and
- * the CPU the driver and its executor run on.
+ * driver_config.c - the fuzz driver's configuration and place among processes: the
+ * environment (the registry, envs.def), the bundle a fuzzing service's build leaves
+ * beside the binary (driver.c's header comment), the CPU the driver and its executor
+ * run on, and the parent each of its processes dies with.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -127,34 +134,89 @@ void cf_config_load(const char *argv0)
 	cf_cfg.timeout_ms = strtoull(cf_env(CF_ENV_TIMEOUT_MS), NULL, 0);
 }
 
+/* ---- the CPU ---- */
+
+static int claim_fd = -1; /* the CPU claim, held until this process exits */
+
+/* The pid a claim file names (0: none, or unreadable). */
+static pid_t claim_owner(int fd)
+{
+	char buf[32];
+	ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+	if (k <= 0)
+		return 0;
+	buf[k] = 0;
+	long v = strtol(buf, NULL, 10);
+	return v > 0 && v <= INT32_MAX ? (pid_t)v : 0;
+}
+
+/* Whether a process is using no CPU and never will unless someone acts: gone, dead, or
+ * stopped (T, t). Pids are this pid namespace's: /tmp is not shared across them here. */
+static int owner_is_idle(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	ssize_t k = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (k <= 0)
+		return 1; /* gone since the open */
+	buf[k] = 0;
+	const char *paren = strrchr(buf, ')'); /* "pid (name) S ...": the name may hold anything */
+	if (!paren || paren[1] != ' ')
+		return 0;
+	return strchr("TtZX", paren[2]) != NULL && paren[2] != 0;
+}
+
+/*
+ * Claim a CPU: its file in COPYFUZZ_LOCK_DIR, flock'ed and naming this process. The file
+ * is the truth: a CPU whose file names a live, running process other than this one is
+ * taken; else a free flock (its holder died: the kernel released it) makes it ours, and
+ * so does a held flock whose named owner is stopped or gone (a driver stopped forever,
+ * or one whose flock a child kept), which a flock alone would keep claimed for ever.
+ * Two drivers taking over the same stopped owner's CPU at once may both get it: that
+ * costs speed only, and needs a stopped driver to begin with.
+ */
+static int claim_cpu(int cpu)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/copyfuzz-cpu%d.lock", cf_env(CF_ENV_LOCK_DIR), cpu);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return 0;
+	pid_t owner = claim_owner(fd);
+	int taken = owner > 0 && owner != getpid() && !owner_is_idle(owner);
+	if (taken || (flock(fd, LOCK_EX | LOCK_NB) != 0 && owner == 0)) {
+		close(fd);
+		return 0;
+	}
+	char pid[24];
+	int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		fprintf(stderr, "copyfuzz driver: cannot write %s: %s\n", path, strerror(errno));
+	claim_fd = fd;
+	return 1;
+}
+
 /*
  * Every input is a round trip driver -> executor -> driver through pipes: with the two
  * on different CPUs each handoff is a cross-CPU wakeup, which in a VM costs more than
  * the case itself (measured 2.2x slower, docs/perf.md). So the driver claims one CPU
- * (a lock file per CPU in /tmp, held until it exits, so -jobs workers and parallel
- * campaigns spread out) and pins itself there; the executor inherits it. A mask that
- * is already one CPU (taskset, afl-fuzz's binding) is left as it is.
+ * (claim_cpu: so -jobs workers and parallel campaigns spread out) and pins itself there;
+ * the executor inherits it. A mask that is already one CPU (taskset, afl-fuzz's
+ * binding) is left as it is.
  */
 void cf_pin_to_one_cpu(void)
 {
 	cpu_set_t set;
-	if (!strcmp(cf_env(CF_ENV_PIN), "0") || sched_getaffinity(0, sizeof set, &set) ||
-	    CPU_COUNT(&set) <= 1)
+	if (!strcmp(cf_env(CF_ENV_PIN), "0") || sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) <= 1)
 		return;
 	int chosen = -1;
-	for (int cpu = 0; cpu < CPU_SETSIZE && chosen < 0; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		char path[64];
-		snprintf(path, sizeof path, "/tmp/copyfuzz-cpu%d.lock", cpu);
-		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			chosen = cpu; /* the fd stays open: the claim lasts as long as this process */
-		else
-			close(fd);
-	}
+	for (int cpu = 0; cpu < CPU_SETSIZE && chosen < 0; cpu++)
+		if (CPU_ISSET(cpu, &set) && claim_cpu(cpu))
+			chosen = cpu;
 	if (chosen < 0)
 		chosen = sched_getcpu(); /* every CPU is claimed: stay where the scheduler put us */
 	if (chosen < 0)
@@ -162,6 +224,62 @@ void cf_pin_to_one_cpu(void)
 	CPU_ZERO(&set);
 	CPU_SET(chosen, &set);
 	sched_setaffinity(0, sizeof set, &set);
+}
+
+/* ---- the processes: every one that runs inputs dies with its parent ---- */
+
+static pid_t fork_parent;
+static pid_t watched;
+static int watch_fd = -1;
+
+static void before_fork(void)
+{
+	fork_parent = getpid();
+}
+
+/* In every child forked from the driver: AFL++'s forkserver children (persistent: they
+ * sit stopped between inputs, and are in afl-fuzz's session for the target, which a kill
+ * of the campaign's process group does not reach) and the executor before its exec. */
+static void in_forked_child(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != fork_parent) /* the parent died before the prctl: no signal will come */
+		raise(SIGKILL);
+	if (claim_fd >= 0) { /* the CPU claim is the parent's: a child must not keep it alive */
+		close(claim_fd);
+		claim_fd = -1;
+	}
+}
+
+void cf_processes_init(int forkserver)
+{
+	pthread_atfork(before_fork, NULL, in_forked_child);
+	if (forkserver) /* its parent is afl-fuzz: when that dies, so does it, and its children */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	const char *v = cf_env(CF_ENV_WATCH_PID);
+	if (!v || !*v)
+		return;
+	char *end;
+	long pid = strtol(v, &end, 10);
+	if (*end || pid <= 0 || pid > INT32_MAX)
+		cf_die("COPYFUZZ_WATCH_PID: not a process id");
+	watched = (pid_t)pid;
+	/* A pidfd is readable once the process has ended, even before it is reaped, and
+	 * cannot mistake a new process with the same pid for it. */
+	watch_fd = (int)syscall(SYS_pidfd_open, watched, 0);
+	if (watch_fd < 0 && errno == ESRCH)
+		cf_die("COPYFUZZ_WATCH_PID: that process has ended");
+}
+
+int cf_watched_has_ended(void)
+{
+	if (watched <= 0)
+		return 0;
+	if (watch_fd >= 0) {
+		struct pollfd p = {watch_fd, POLLIN, 0};
+		return poll(&p, 1, 0) > 0;
+	}
+	return kill(watched, 0) != 0 && errno == ESRCH; /* no pidfds (Linux < 5.3) */
 }
 
 /* libFuzzer's -jobs/-workers/-fork parent only starts workers (each a fresh process
