@@ -128,31 +128,33 @@ $(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
 	  mv -f $(TMP) $@
 plugin: $(PLUGIN)
 
-# Fuzz targets: one native driver (fuzz/driver.c) and the oracle, for libFuzzer
-# (clang, ASan+UBSan) and AFL++ (afl-clang-fast, libAFLDriver). The routine is
-# chosen at run time (COPYFUZZ_EXECUTOR): one build serves every routine.
+# Fuzz targets: one native driver (fuzz/driver.c, driver_config.c, executor_channel.c)
+# and the oracle, for libFuzzer (clang, ASan+UBSan) and AFL++ (afl-clang-fast,
+# libAFLDriver). The routine is chosen at run time (COPYFUZZ_EXECUTOR): one build serves every routine.
 # The oracle (ref/ref.c) gets no SanitizerCoverage: the coverage that matters is
 # the routine's (from the plugin), and comparison tracing of the oracle's
 # per-byte loop cost half of every execution (docs/perf.md).
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
 FUZZ_OBJ   := $(O)/host/fuzz
+FUZZ_SRCS  := fuzz/driver.c fuzz/driver_config.c fuzz/executor_channel.c
+FUZZ_DEPS  := $(FUZZ_SRCS) fuzz/driver.h fuzz/envs.def
 $(FUZZ_OBJ)/ref-asan.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=address,undefined -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
 $(FUZZ_OBJ)/ref-plain.o: ref/ref.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -O2 -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
-$(LIBFUZZER_TARGET): fuzz/driver.c $(FUZZ_OBJ)/ref-asan.o $(HEADERS) Makefile
+$(LIBFUZZER_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/ref-asan.o $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $(TMP) fuzz/driver.c \
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $(TMP) $(FUZZ_SRCS) \
 	  $(FUZZ_OBJ)/ref-asan.o && mv -f $(TMP) $@
 # fuzz/afl_cov.c is compiled by plain clang: it writes AFL's map itself.
 $(FUZZ_OBJ)/afl_cov.o: fuzz/afl_cov.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c fuzz/afl_cov.c -o $(TMP) && mv -f $(TMP) $@
-$(AFL_TARGET): fuzz/driver.c $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(HEADERS) Makefile
+$(AFL_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $(TMP) fuzz/driver.c \
+	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $(TMP) $(FUZZ_SRCS) \
 	  $(FUZZ_OBJ)/ref-plain.o $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 

@@ -13,7 +13,7 @@
 #   qemu/qemu-riscv64  a dynamic, plugin-capable qemu, with its shared libraries in
 #   qemu/lib/, and     qemu/ld.so, their loader: run as ld.so --library-path lib ...
 # plus <target>.options and, from corpora/<routine stem>/, <target>_seed_corpus.zip.
-# fuzz/driver.c's header comment says how a target finds these files.
+# fuzz/driver.c's header comment says how a target finds these files (fuzz/driver_config.c).
 #
 # Variables of our own (none is needed on ClusterFuzzLite):
 #   COPYFUZZ_EXTRA_TARGETS  more routines, e.g. "riscv/mutants/wrong-shift" (space or
@@ -117,6 +117,12 @@ if grep -Eq '__sanitizer_cov|__sancov' <<<"$(nm "$B/ref.o")"; then
 fi
 
 # ---- one target per routine: the same driver, the routine compiled in ----
+# Only driver_config.c knows the routine (CF_BUNDLE_*): the rest is compiled once.
+driver_cc() { # driver_cc SOURCE OBJECT [FLAGS...]
+	"$CC" "${cflags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" "${@:3}" -c "$1" -o "$2"
+}
+driver_cc "$REPO/fuzz/driver.c" "$B/driver.o"
+driver_cc "$REPO/fuzz/executor_channel.c" "$B/executor_channel.o"
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE"
 targets=()
@@ -126,11 +132,10 @@ for r in "${routines[@]}"; do
 	profile=$(meta "$src" profile)
 	[[ $kind == copy || $kind == clear || $kind == memcpy ]] || die "$src: kind '$kind' (copy|clear|memcpy)"
 	name=$(target_name "$r")
-	"$CC" "${cflags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" \
-		-DCF_BUNDLE_ROUTINE="\"$r\"" -DCF_BUNDLE_KIND="\"$kind\"" \
-		-DCF_BUNDLE_PROFILE="\"${profile:-linux}\"" \
-		-c "$REPO/fuzz/driver.c" -o "$B/$name.o"
-	"$CXX" "${cxxflags[@]}" "$B/$name.o" "$B/ref.o" "${engine[@]}" -o "$OUT/$name"
+	driver_cc "$REPO/fuzz/driver_config.c" "$B/$name.config.o" -DCF_BUNDLE_ROUTINE="\"$r\"" \
+		-DCF_BUNDLE_KIND="\"$kind\"" -DCF_BUNDLE_PROFILE="\"${profile:-linux}\""
+	"$CXX" "${cxxflags[@]}" "$B/driver.o" "$B/executor_channel.o" "$B/$name.config.o" "$B/ref.o" \
+		"${engine[@]}" -o "$OUT/$name"
 	mkdir -p "$(dirname "$BUNDLE/$r")"
 	cp "$B/riscv64/$r.elf" "$BUNDLE/$r.elf"
 

@@ -9,12 +9,15 @@ fuzzer_stats (summed over -M/-S instances). The modes of one run are measured ba
 back in an order rotated from run to run; the table gives the median of --runs.
 
     bench/fuzz_throughput.py [--routine riscv/copy_user] [--seconds 20] [--runs 3] [--json]
+                             [--engine libfuzzer|afl]... [--coverage on|off]... [--cores 1|2]...
+
+--engine, --coverage and --cores pick modes (each repeatable; default: every mode), e.g.
+the smallest run, `--engine libfuzzer --coverage on --cores 1`.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
@@ -25,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tool"))
-from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
+from copyfuzz import envs, paths  # noqa: E402  (the driver's variables: fuzz/envs.def; build paths, O=)
 
 LIBFUZZER = paths.libfuzzer_target(ROOT)
 AFL = paths.afl_target(ROOT)
@@ -34,9 +37,11 @@ PLUGIN = paths.plugin(ROOT)
 
 def driver_env(routine: str, coverage: bool, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, routine, 64)),
-            "COPYFUZZ_PLUGIN": str(PLUGIN) if coverage else "", "COPYFUZZ_KIND": kind,
-            "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings)}
+from copyfuzz import envs, paths  # noqa: E402  (the driver's variables: fuzz/envs.def; build paths, O=)
+
+LIBFUZZER = paths.libfuzzer_target(ROOT)
+AFL = paths.afl_target(ROOT)
+PLUGIN = paths.plugin(ROOT)
 
 
 def libfuzzer(routine: str, coverage: bool, jobs: int, seconds: int, corpus: Path, tmp: Path) -> float:
@@ -86,9 +91,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=30, help="seconds of libFuzzer growing the shared corpus")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--engine", action="append", choices=["libfuzzer", "afl"], help="only this engine")
+    ap.add_argument("--coverage", action="append", choices=["on", "off"], help="only with or without it")
+    ap.add_argument("--cores", action="append", type=int, choices=[1, 2], help="only on this many cores")
     args = ap.parse_args()
-    subprocess.run(["make", "-s", *paths.make_vars(ROOT), "all"], cwd=ROOT, check=True)
-    modes = [(engine, cov, jobs) for jobs in (1, 2) for engine in ("libfuzzer", "afl") for cov in (True, False)]
+from copyfuzz import envs, paths  # noqa: E402  (the driver's variables: fuzz/envs.def; build paths, O=)
+
+LIBFUZZER = paths.libfuzzer_target(ROOT)
+AFL = paths.afl_target(ROOT)
+PLUGIN = paths.plugin(ROOT)
     runs: dict[tuple[str, bool, int], list[float]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="copyfuzz-bench-") as scratch:
         corpus = Path(scratch) / "corpus"

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import sys
 import time
@@ -21,14 +21,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tool"))
-from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
+from copyfuzz import envs, paths  # noqa: E402  (the driver's variables: fuzz/envs.def; build paths, O=)
 
 
 def driver_env(mutant: str, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in mutant else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, f"riscv/mutants/{mutant}", 64)),
-            "COPYFUZZ_PLUGIN": str(paths.plugin(ROOT)), "COPYFUZZ_KIND": kind,
-            "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings)}
+    return envs.driver_env(executor=paths.executor(ROOT, f"riscv/mutants/{mutant}", 64),
+                           plugin=paths.plugin(ROOT), kind=kind, profile="exact", findings=findings)
 
 
 def run_libfuzzer(mutant: str, seed: int, cap: int, tmp: Path) -> float | None:

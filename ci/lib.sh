@@ -65,6 +65,12 @@ targets() { # targets ARGS...: ci/targets.py, one tab-separated line per routine
 	PYTHONPATH="$ROOT/tool${PYTHONPATH:+:$PYTHONPATH}" "$ROOT/.venv/bin/python" "$CI_DIR/targets.py" "$@"
 }
 
+# with_driver_env COPYFUZZ_<NAME>=VALUE... -- CMD...: CMD with the fuzz driver's variables
+# set, each name checked against their registry (fuzz/envs.def, tool/copyfuzz/envs.py).
+with_driver_env() {
+	PYTHONPATH="$ROOT/tool${PYTHONPATH:+:$PYTHONPATH}" "$ROOT/.venv/bin/python" -m copyfuzz.envs "$@"
+}
+
 # resolve_targets BASE JUNIT SUITE ARGS...: TARGETS=the lines of `targets ARGS`. When
 # they cannot be resolved (an unknown routine, a missing file), the complaint goes to
 # stderr and, as BASE.* and one <error>, into the JUnit report; then exit 2.

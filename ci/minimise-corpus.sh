@@ -83,11 +83,12 @@ for line in "${lines[@]}"; do
 	merged=$cache/.$stem.merged # beside the corpus: the swap is two renames
 	rm -rf "$merged"
 	mkdir "$merged"
-	# The driver's environment as `copyfuzz fuzz` sets it (fuzz/README.md); its findings
+	# The driver's environment as `copyfuzz fuzz` sets it (fuzz/envs.def); its findings
 	# (an input that fails now) are thrown away: the campaign and replay report those.
 	into=$(realpath "$merged") from=$(realpath "$corpus")
-	if (cd "$work" && env COPYFUZZ_EXECUTOR="$elf" COPYFUZZ_KIND="$kind" COPYFUZZ_PROFILE="$profile" \
-		COPYFUZZ_PLUGIN="$plugin" COPYFUZZ_FINDINGS="$work" COPYFUZZ_MAX_LEN=65536 \
+	if (cd "$work" && with_driver_env COPYFUZZ_EXECUTOR="$elf" COPYFUZZ_KIND="$kind" \
+		COPYFUZZ_PROFILE="$profile" COPYFUZZ_PLUGIN="$plugin" COPYFUZZ_FINDINGS="$work" \
+		COPYFUZZ_MAX_LEN=65536 -- \
 		"$fuzzer" -merge=1 -merge_control_file="$work/control" "$into" "$from") \
 		</dev/null >"$work/merge.log" 2>&1 &&
 		[ -n "$(find "$merged" -type f -print -quit)" ]; then

@@ -30,7 +30,6 @@ tests/test_sweep_e2e.py.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import time
@@ -49,11 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tool") not in sys.path:
     sys.path.insert(0, str(ROOT / "tool"))
 
-from copyfuzz import build, executor, records, routines, spec, strategies  # noqa: E402
+from copyfuzz import build, envs, executor, records, routines, spec, strategies  # noqa: E402
 from copyfuzz.errors import CopyfuzzError  # noqa: E402
 from copyfuzz.plugin import PluginMemory  # noqa: E402
 
-EXAMPLES = int(os.environ.get("COPYFUZZ_HYPOTHESIS_EXAMPLES", "200"))
+EXAMPLES = int(envs.value("COPYFUZZ_HYPOTHESIS_EXAMPLES") or 0)  # default: fuzz/envs.def
 TIMEOUT_MS = 500  # the executor's watchdog per case (a hang is a finding, not a stall)
 READ_TIMEOUT_S = 60.0  # the tool's limit on one result (Server raises past it)
 

@@ -22,7 +22,6 @@
 
 #define SRC_SEED 0x5eed5eedull
 #define CANARY_SEED 0xca9a21e5ull
-#define DEFAULT_TIMEOUT_MS 500
 #define PROGRESS_EVERY 8192
 
 static struct cf_arena src_arena, dst_arena;
@@ -326,7 +325,7 @@ static void mode_sweep(const struct sweep_opts *so)
 	struct cf_result r;
 	uint64_t counts[CF_NUM_CLASSES] = {0};
 	uint64_t done = 0, hangs = 0, total;
-	uint32_t seen = 0, why = 0;
+	uint32_t seen = 0, why = CF_SWEEP_ALL_RUN;
 
 	total = cf_sweep_shard_total(&so->cfg, so->shard, so->shards);
 	emit_marker(CF_RESULT_PROGRESS, 0, total, 0);
@@ -347,11 +346,11 @@ static void mode_sweep(const struct sweep_opts *so)
 				seen |= r.classes;
 			}
 			if ((r.classes & CF_HANG) && ++hangs >= so->max_hangs) {
-				why = 2;
+				why = CF_SWEEP_MAX_HANGS;
 				break;
 			}
 			if (so->stop_mask && (seen & so->stop_mask) == so->stop_mask) {
-				why = 1;
+				why = CF_SWEEP_STOP_MASK;
 				break;
 			}
 		}
@@ -401,7 +400,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage("no mode given");
 	const char *mode = argv[1];
-	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
+	uint64_t timeout_ms = CF_EXEC_TIMEOUT_MS_DEFAULT;
 	int64_t plugin_fd = -1, observe_fd = -1;
 	struct sweep_opts so = {0};
 	so.cfg.kind = cf_target.kind;
@@ -409,7 +408,7 @@ int main(int argc, char **argv)
 	so.cfg.szreg = sizeof(void *);
 	so.cfg.max_len = UINT64_MAX;
 	so.shards = 1;
-	so.max_hangs = 16;
+	so.max_hangs = CF_EXEC_MAX_HANGS_DEFAULT;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : 0;
 		if (cf_streq(o, "--timeout-ms"))
@@ -443,7 +442,7 @@ int main(int argc, char **argv)
 		else
 			usage("unknown option or value");
 	}
-	if (timeout_ms == 0 || timeout_ms > 600000)
+	if (timeout_ms == 0 || timeout_ms > CF_EXEC_TIMEOUT_MS_MAX)
 		usage("--timeout-ms must be 1..600000");
 
 	if (cf_streq(mode, "info")) {

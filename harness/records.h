@@ -100,7 +100,7 @@ enum cf_result_type {
 	CF_RESULT_CASE = 0,     /* the outcome of one case */
 	CF_RESULT_PROGRESS = 1, /* sweep: id = cases done, ret = cases in this run */
 	CF_RESULT_DONE = 2,     /* sweep: last record; id = cases run, aux = why it
-				 * ended: 0 all run, 1 stop mask met, 2 too many hangs */
+				 * ended: enum cf_sweep_stop */
 	CF_RESULT_ERROR = 3,    /* case rejected: aux = enum cf_case_error */
 	CF_RESULT_COUNT = 4,    /* sweep: id = cases showing class bit aux */
 };
@@ -122,6 +122,20 @@ enum cf_case_error {
 	CF_CASE_SRC_UNREACHABLE, /* src fault position no page boundary can produce */
 	CF_CASE_DST_UNREACHABLE,
 	CF_CASE_KIND_MISMATCH,   /* case kind differs from the executor's routine */
+};
+
+/* Why a sweep ended: the DONE record's aux. */
+enum cf_sweep_stop {
+	CF_SWEEP_ALL_RUN = 0,    /* every case ran */
+	CF_SWEEP_STOP_MASK = 1,  /* every class of --stop-mask was seen */
+	CF_SWEEP_MAX_HANGS = 2,  /* --max-hangs cases hung */
+};
+
+/* The executor's option defaults and limits (the tool checks its own against them). */
+enum cf_executor_option {
+	CF_EXEC_TIMEOUT_MS_DEFAULT = 500,   /* --timeout-ms: the per-case watchdog */
+	CF_EXEC_TIMEOUT_MS_MAX = 600000,
+	CF_EXEC_MAX_HANGS_DEFAULT = 16,     /* --max-hangs (sweep) */
 };
 
 /* Registers the call trampoline checks, as bits of cf_result.regs_bad. */

@@ -22,3 +22,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
     )
 
 
+
+
+# ---- the session leaves no process behind (tests/leftovers.py, tests/test_leftovers.py) ----
+import uuid  # noqa: E402
+
+import leftovers  # noqa: E402
+
+SESSION = uuid.uuid4().hex  # in the environment of every process a test starts
+os.environ[leftovers.MARKER] = SESSION
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    leftovers.finish_session(session, SESSION, ROOT)

@@ -6,7 +6,6 @@ one. Needs clang and QEMU: a missing tool FAILS these tests.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import subprocess
@@ -16,7 +15,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-from copyfuzz import fuzzinput, paths, records
+from copyfuzz import envs, fuzzinput, paths, records
 from copyfuzz.spec import Spec, format_spec
 
 pytestmark = pytest.mark.e2e
@@ -40,9 +39,8 @@ def test_python_decode_matches_the_driver(tmp_path: Path, kind: str, max_len: in
         path = tmp_path / f"in{i:03d}"
         path.write_bytes(data)
         inputs.append(path)
-    env = {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, CORRECT[kind], 64)),
-           "COPYFUZZ_KIND": kind, "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_PLUGIN": "",
-           "COPYFUZZ_MAX_LEN": str(max_len), "COPYFUZZ_PRINT_CASE": "1"}
+    env = envs.driver_env(executor=paths.executor(ROOT, CORRECT[kind], 64), kind=kind, profile="exact",
+                          plugin="", max_len=max_len, print_case="1")
     proc = subprocess.run([str(LIBFUZZER), *map(str, inputs)], env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

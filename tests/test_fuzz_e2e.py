@@ -6,7 +6,6 @@ a missing tool FAILS these tests.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 
-from copyfuzz import paths
+from copyfuzz import envs, paths
 
 pytestmark = pytest.mark.e2e
 
@@ -37,9 +36,8 @@ def expected_classes(mutant: str) -> set[str]:
 
 def env_for(routine: str, findings: Path, **extra: str) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return {**os.environ, "COPYFUZZ_EXECUTOR": str(paths.executor(ROOT, routine, 64)),
-            "COPYFUZZ_PLUGIN": str(paths.plugin(ROOT)), "COPYFUZZ_KIND": kind,
-            "COPYFUZZ_PROFILE": "exact", "COPYFUZZ_FINDINGS": str(findings), **extra}
+    return {**envs.driver_env(executor=paths.executor(ROOT, routine, 64), plugin=paths.plugin(ROOT),
+                              kind=kind, profile="exact", findings=findings), **extra}
 
 
 def libfuzzer(tmp_path: Path, routine: str, *flags: str, **extra: str) -> tuple[int, str, Path]:

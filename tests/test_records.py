@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from hypothesis import given, strategies as st
 
-from copyfuzz import records
+from copyfuzz import executor, records
 
 from conftest import ROOT
 
@@ -84,10 +84,15 @@ def test_enumerators(layout: list[list[str]]) -> None:
     expected.update({c_name("CF_PROFILE_", p): i for i, p in enumerate(records.PROFILES)})
     expected.update({c_name("CF_RESULT_", t): i for i, t in enumerate(records.RESULT_TYPES)})
     expected.update({c_name("CF_CASE_", e): i for i, (e, _) in enumerate(records.CASE_ERRORS)})
+    expected.update({c_name("CF_SWEEP_", r): i for i, r in enumerate(records.SWEEP_STOPS)})
+    expected.update({"CF_EXEC_TIMEOUT_MS_DEFAULT": records.EXEC_TIMEOUT_MS_DEFAULT,
+                     "CF_EXEC_TIMEOUT_MS_MAX": records.EXEC_TIMEOUT_MS_MAX,
+                     "CF_EXEC_MAX_HANGS_DEFAULT": records.EXEC_MAX_HANGS_DEFAULT})
     regs = {name: bit for bit, name in records.REG_NAMES.items()}
     expected.update({"CF_REG_S0": regs["s0"], "CF_REG_SP": regs["sp"], "CF_REG_GP": regs["gp"],
                      "CF_REG_TP": regs["tp"], "CF_REG_RA": regs["ra"]})
     assert enums == expected
+    assert executor.STOP_REASONS == {i: r for i, r in enumerate(records.SWEEP_STOPS) if i}
     assert records.RESULT_TYPES.index("progress") == records.RESULT_PROGRESS
     assert [records.RESULT_CASE, records.RESULT_PROGRESS, records.RESULT_DONE,
             records.RESULT_ERROR, records.RESULT_COUNT] == [0, 1, 2, 3, 4]

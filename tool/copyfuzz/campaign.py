@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import atomic, corpus, fuzzinput, paths, records, regressions
+from . import atomic, corpus, envs, fuzzinput, paths, records, regressions
 from .audit import Audit
 from .coverage import Coverage, from_snapshots
 from .errors import CopyfuzzError
@@ -137,15 +137,11 @@ class Campaign:
         return self.coverage
 
     def driver_env(self, findings: Path | str, coverage_dir: Path | None = None) -> dict[str, str]:
-        """The fuzz driver's environment (fuzz/driver.c's header lists the variables)."""
-        env = {**os.environ, "COPYFUZZ_EXECUTOR": str(self.root / self.routine.elf),
-               "COPYFUZZ_KIND": self.routine.kind, "COPYFUZZ_PROFILE": self.profile,
-               "COPYFUZZ_PLUGIN": str(paths.plugin(self.root)), "COPYFUZZ_FINDINGS": str(findings),
-               "COPYFUZZ_MAX_LEN": str(self.max_len)}
-        env.pop("COPYFUZZ_COVERAGE", None)
-        if coverage_dir is not None:
-            env["COPYFUZZ_COVERAGE"] = str(coverage_dir)
-        return env
+        """The fuzz driver's environment (the variables: fuzz/envs.def)."""
+        # The drivers stop once this process has ended (COPYFUZZ_WATCH_PID), whoever their parent.
+        return envs.driver_env(executor=self.root / self.routine.elf, kind=self.routine.kind,
+                               profile=self.profile, plugin=paths.plugin(self.root), findings=findings,
+                               max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid())
 
     def triage(self, candidates: list[Spec], artifact: Path | None = None,
                pick: Callable[[list[str]], str] | None = None, move: bool = True) -> CampaignFinding | None:

@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "or a raw fuzzer input with --routine")
     rp.add_argument("--profile", choices=records.PROFILES,
                     help="contract to judge by (default: the routine's declared profile)")
-    rp.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
+    rp.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                     help="watchdog of the executor")
     rp.add_argument("--json", action="store_true", help="machine-readable output")
     rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
@@ -235,7 +235,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="longest n of the random phase (default 65536)")
     p.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
                    help="executor processes per routine (default: number of CPUs)")
-    p.add_argument("--timeout-ms", type=_int_in(1, 600_000), metavar="T",
+    p.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                    help="per-case watchdog of the executor")
     p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
                    help="where reproducers are appended as JSON lines (default findings/)")

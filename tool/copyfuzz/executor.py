@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 MAGIC_SIZE = 4
 STDERR_KEEP = 16384  # bytes of an executor's stderr kept for messages
-# DONE's aux: why a sweep ended before its last case (harness/executor.c mode_sweep).
-STOP_REASONS = {1: "stop-mask", 2: "max-hangs"}
+# DONE's aux: why a sweep ended before its last case (enum cf_sweep_stop).
+STOP_REASONS = dict(enumerate(records.SWEEP_STOPS[1:], start=1))
 
 
 class ExecutorError(CopyfuzzError):

@@ -89,6 +89,14 @@ RESULT_ERROR = 3
 RESULT_COUNT = 4
 RESULT_TYPES = ("case", "progress", "done", "error", "count")
 
+# enum cf_sweep_stop, by value: why a sweep ended (the DONE record's aux).
+SWEEP_STOPS = ("all-run", "stop-mask", "max-hangs")
+
+# enum cf_executor_option: the executor's option defaults and limits.
+EXEC_TIMEOUT_MS_DEFAULT = 500
+EXEC_TIMEOUT_MS_MAX = 600_000
+EXEC_MAX_HANGS_DEFAULT = 16
+
 # enum cf_case_error: (name, message), by value.
 CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("ok", "the case is well formed"),

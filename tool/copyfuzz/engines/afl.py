@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import atomic, corpus, executor, fuzzinput, paths, records
+from .. import atomic, corpus, envs, executor, fuzzinput, paths, records
+from .. import procs as proclib
 from ..build import run_prefix
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
@@ -159,8 +160,8 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
                 # twice the exec/s of floating (docs/perf.md). Without a free core it aborts.
                 penv = fenv if bind else {**fenv, "AFL_NO_AFFINITY": "1"}
                 with open(log, "wb") as f:
-                    return name, subprocess.Popen(argv, cwd=c.run.logs, env=penv, stdin=subprocess.DEVNULL,
-                                                  stdout=f, stderr=subprocess.STDOUT), log
+                    return name, proclib.popen(argv, cwd=c.run.logs, env=penv, stdin=subprocess.DEVNULL,
+                                               stdout=f, stderr=subprocess.STDOUT), log
 
             for i, (name, flags, _) in enumerate(claimed):  # one at a time: each sees the cores the others took
                 entry = launch(i, name, flags, bind=True)
@@ -232,11 +233,11 @@ def tmin(c: Campaign, crash: Path, env: dict[str, str], seconds: int) -> Path:
     assert c.run is not None
     out = c.run.path / f"min-{corpus.name_of(crash.read_bytes())}"
     with tempfile.TemporaryDirectory(prefix="copyfuzz-tmin-") as scratch:
-        tenv = afl_env({**env, "COPYFUZZ_FINDINGS": scratch})  # its findings are thrown away
-        try:
-            subprocess.run(["timeout", str(max(1, seconds)), "afl-tmin", "-i", str(crash), "-o", str(out),
-                            "--", str(paths.afl_target(c.root))], cwd=scratch, env=tenv, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 30)
+        tenv = afl_env(envs.driver_env(env, findings=scratch))  # its findings are thrown away
+        try:  # a time-out kills afl-tmin's whole group
+            proclib.run(["afl-tmin", "-i", str(crash), "-o", str(out), "--", str(paths.afl_target(c.root))],
+                        cwd=scratch, env=tenv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, timeout=max(1, seconds))
         except subprocess.TimeoutExpired:
             pass
     return out if out.is_file() and 0 < out.stat().st_size <= crash.stat().st_size else crash

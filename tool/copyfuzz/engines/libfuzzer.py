@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import corpus, fuzzinput, paths
+from .. import corpus, fuzzinput, paths, procs
 from ..campaign import Campaign, clear_status, dead_runs, keep_artifact, status_line
 from ..errors import CopyfuzzError
 
@@ -70,16 +70,6 @@ class Status:
             clear_status()
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.terminate()  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int, status: Status) -> tuple[int, list[str]]:
     """One libFuzzer run on the corpus; its exit status and output tail."""
     assert c.run is not None
@@ -90,7 +80,7 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int, status
         argv += [f"-jobs={jobs}", f"-workers={jobs}"]
     # Two corpus directories: libFuzzer writes to the first, and reads both.
     argv += [str(run.staging.resolve()), str(c.corpus.resolve())]
-    proc = subprocess.Popen(argv, cwd=run.logs, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    proc = procs.popen(argv, cwd=run.logs, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, errors="replace")
     try:
         assert proc.stderr is not None
@@ -102,7 +92,8 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int, status
                 copied_at = time.monotonic()
         proc.wait()
     finally:
-        _stop(proc)
+        if proc.poll() is None:  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
+            procs.stop(proc)
     if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
         total = 0
         for log in run.logs.glob("fuzz-*.log"):
@@ -127,7 +118,7 @@ def minimise(c: Campaign, artifact: Path, seconds: int) -> Path:
     with tempfile.TemporaryDirectory(prefix="copyfuzz-min-") as scratch:
         env = c.driver_env(scratch)  # its findings are thrown away
         try:
-            subprocess.run([str(paths.libfuzzer_target(c.root)), "-minimize_crash=1", f"-runs={MINIMIZE_RUNS}",
+            procs.run([str(paths.libfuzzer_target(c.root)), "-minimize_crash=1", f"-runs={MINIMIZE_RUNS}",
                             f"-max_total_time={max(1, seconds)}", f"-exact_artifact_path={out}", str(artifact)],
                            cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=seconds + 60)

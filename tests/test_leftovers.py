@@ -1,0 +1,110 @@
+"""The end-of-session check for processes left behind (tests/leftovers.py, conftest.py):
+what it counts as the session's, and that a session leaving one fails and names it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from conftest import SESSION
+from leftovers import MARKER, session_processes, wait_for_session_end, wait_gone
+
+ME = os.getpid()
+
+
+@pytest.fixture
+def spawned() -> Iterator[list[int]]:
+    """pids this test left on purpose: killed at its end, whatever happens."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_gone(pids, 5)
+
+
+def orphan(argv: list[str], env: dict[str, str]) -> int:
+    """argv started through a shell that exits at once: a process whose parent is not us."""
+    out = subprocess.run(["sh", "-c", '"$@" >/dev/null 2>&1 & echo $!', "sh", *argv], env=env, capture_output=True,
+                         text=True, check=True)
+    return int(out.stdout)
+
+
+def pids(marker: str, dirs: list[str]) -> set[int]:
+    return {p.pid for p in session_processes(marker, dirs, ME)}
+
+
+def test_a_process_of_ours_is_found_running_stopped_or_orphaned(spawned: list[int]) -> None:
+    child = subprocess.Popen(["sleep", "600"])  # our child, with the session's marker
+    spawned.append(child.pid)
+    lost = orphan(["sleep", "600"], dict(os.environ))  # adopted by init, still marked
+    spawned.append(lost)
+    assert {child.pid, lost} <= pids(SESSION, [])
+    os.kill(lost, signal.SIGSTOP)
+    assert lost in pids(SESSION, [])
+    assert lost not in pids(uuid.uuid4().hex, [])  # another session's marker
+
+
+def test_a_fuzzing_process_without_the_marker_is_found_by_its_directories(tmp_path: Path,
+                                                                          spawned: list[int]) -> None:
+    qemu = tmp_path / "qemu-riscv64"
+    qemu.symlink_to("/bin/sleep")
+    env = {k: v for k, v in os.environ.items() if k != MARKER}
+    lost = orphan([str(qemu), "600"], env)
+    spawned.append(lost)
+    assert lost in pids(SESSION, [f"{tmp_path}/"])
+    assert lost not in pids(SESSION, ["/elsewhere/"])  # someone else's qemu is none of ours
+    plain = orphan(["sleep", "600", str(tmp_path)], env)  # not a fuzzing process
+    spawned.append(plain)
+    assert plain not in pids(SESSION, [f"{tmp_path}/"])
+
+
+def test_the_dead_do_not_count(spawned: list[int]) -> None:
+    child = subprocess.Popen(["true"])
+    wait_gone([child.pid], 5)  # a zombie until reaped below
+    assert child.pid not in pids(SESSION, [])
+    child.wait()
+
+
+def test_waiting_ends_as_soon_as_nothing_is_left(spawned: list[int]) -> None:
+    marker = uuid.uuid4().hex
+    assert wait_for_session_end(marker, [], ME, grace_s=60) == []
+    child = subprocess.Popen(["sleep", "600"], env={**os.environ, MARKER: marker})
+    spawned.append(child.pid)
+    (left,) = [p for p in wait_for_session_end(marker, [], ME, grace_s=0.5) if p.pid == child.pid]
+    assert left.argv == ("sleep", "600")
+    child.kill()
+    child.wait()
+
+
+def run_session(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    """pytest on one test file of BODY, with this conftest as a plugin."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_it.py").write_text("import subprocess\n\n\ndef test_it():\n" + body)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
+                           str(tmp_path / "test_it.py")], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)}, timeout=120)
+
+
+def test_a_session_that_leaves_a_process_fails_and_names_it(tmp_path: Path) -> None:
+    marker = str(tmp_path / "pid")
+    run = run_session(tmp_path, f"    p = subprocess.Popen(['sleep', '600'])\n    open({marker!r}, 'w').write(str(p.pid))\n")
+    assert run.returncode == 1, run.stdout + run.stderr
+    pid = int((tmp_path / "pid").read_text())
+    assert f"pid {pid} " in run.stdout and "sleep 600" in run.stdout and "left 1 process" in run.stdout, run.stdout
+    assert wait_gone([pid], 5) == []  # and it was killed
+
+
+def test_a_clean_session_passes(tmp_path: Path) -> None:
+    run = run_session(tmp_path, "    subprocess.run(['true'], check=True)\n")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "left" not in run.stdout

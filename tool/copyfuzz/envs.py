@@ -1,0 +1,215 @@
+"""copyfuzz's environment variables, from their one registry, fuzz/envs.def.
+
+The fuzz driver includes envs.def as an X-macro; this module parses the same file, so
+the tool, bench/, tests/ and ci/ build a driver's environment from the names and
+defaults the driver itself uses:
+
+    env = envs.driver_env(executor=elf, kind="copy", profile="exact", plugin=so,
+                          findings=directory, max_len=65536, coverage=None)
+
+Each keyword is a driver variable's name without COPYFUZZ_, in lower case; a value of
+None unsets the variable (the driver then uses its default), a variable not named is
+inherited from `base` (os.environ by default). Shell scripts get the same checks from
+`python -m copyfuzz.envs COPYFUZZ_<NAME>=VALUE... -- COMMAND [ARG...]`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from .errors import CopyfuzzError
+
+REGISTRY_FILE = Path(__file__).resolve().parents[2] / "fuzz" / "envs.def"
+PREFIX = "COPYFUZZ_"
+DRIVER = "driver"  # EnvVar.reader of the CF_ENV entries
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str  # the full name, COPYFUZZ_...
+    default: str | None  # what an unset variable means; None: CF_UNSET, no default
+    help: str
+    reader: str  # "driver" (CF_ENV), else the file that reads it (CF_ENV_OTHER)
+
+    @property
+    def key(self) -> str:
+        """The keyword driver_env() takes for it: timeout_ms for COPYFUZZ_TIMEOUT_MS."""
+        return self.name.removeprefix(PREFIX).lower()
+
+
+_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<id>[A-Za-z_]\w*)|(?P<punct>[(),]))')
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+_FIELDS = {"CF_ENV": ("name", "default", "help"), "CF_ENV_OTHER": ("name", "default", "help", "reader")}
+
+
+def _unquote(literal: str, where: str) -> str:
+    def escape(m: re.Match[str]) -> str:
+        if m.group(1) not in _ESCAPES:
+            raise CopyfuzzError(f"{where}: escape \\{m.group(1)} is not one envs.py reads")
+        return _ESCAPES[m.group(1)]
+    return re.sub(r"\\(.)", escape, literal[1:-1])
+
+
+def parse(text: str, where: str = "envs.def") -> tuple[EnvVar, ...]:
+    """The entries of an envs.def text, in order (comments are skipped)."""
+    text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
+    pos, out = 0, []
+    tokens: list[tuple[str, str]] = []
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            if text[pos:].strip():
+                raise CopyfuzzError(f"{where}: cannot read {text[pos:pos + 30].strip()!r}")
+            break
+        pos = m.end()
+        kind = m.lastgroup
+        assert kind is not None
+        tokens.append((kind, m.group(kind)))
+    i = 0
+    while i < len(tokens):
+        kind, macro = tokens[i]
+        if kind != "id" or macro not in _FIELDS or tokens[i + 1:i + 2] != [("punct", "(")]:
+            raise CopyfuzzError(f"{where}: expected CF_ENV( or CF_ENV_OTHER(, not {macro!r}")
+        i += 2
+        args: list[str | None] = []
+        while True:
+            literals = []
+            while i < len(tokens) and tokens[i][0] == "str":
+                literals.append(_unquote(tokens[i][1], where))
+                i += 1
+            if literals:
+                args.append("".join(literals))
+            elif i < len(tokens) and tokens[i][0] == "id":
+                ident = tokens[i][1]
+                if not args:
+                    args.append(ident)  # the name
+                elif ident == "CF_UNSET":
+                    args.append(None)
+                else:
+                    raise CopyfuzzError(f"{where}: {ident}: a value is a string literal or CF_UNSET")
+                i += 1
+            else:
+                raise CopyfuzzError(f"{where}: {macro}: an argument is missing")
+            if i < len(tokens) and tokens[i] == ("punct", ","):
+                i += 1
+                continue
+            if i < len(tokens) and tokens[i] == ("punct", ")"):
+                i += 1
+                break
+            raise CopyfuzzError(f"{where}: {macro}: expected , or )")
+        if len(args) != len(_FIELDS[macro]):
+            raise CopyfuzzError(f"{where}: {macro}({args[0]}, ...) takes {len(_FIELDS[macro])} arguments")
+        name, default, help_text = args[0], args[1], args[2]
+        assert name is not None and help_text is not None
+        reader = args[3] if macro == "CF_ENV_OTHER" else DRIVER
+        if reader is None:
+            raise CopyfuzzError(f"{where}: {name}: say who reads it")
+        out.append(EnvVar(PREFIX + name, default, help_text, reader))
+    names = [v.name for v in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise CopyfuzzError(f"{where}: listed twice: {', '.join(dup)}")
+    return tuple(out)
+
+
+@functools.cache
+def registry() -> tuple[EnvVar, ...]:
+    """Every registered variable, in the order of fuzz/envs.def."""
+    try:
+        text = REGISTRY_FILE.read_text()
+    except OSError as e:
+        raise CopyfuzzError(f"{REGISTRY_FILE}: {e.strerror}") from e
+    return parse(text, str(REGISTRY_FILE))
+
+
+def driver_vars() -> tuple[EnvVar, ...]:
+    return tuple(v for v in registry() if v.reader == DRIVER)
+
+
+def lookup(name: str) -> EnvVar:
+    """A registered variable by its full name (CopyfuzzError for any other)."""
+    for v in registry():
+        if v.name == name:
+            return v
+    raise CopyfuzzError(f"{name}: not a copyfuzz environment variable (fuzz/envs.def lists them)")
+
+
+def value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """A registered variable's value, else its default (None: unset and no default)."""
+    var = lookup(name)
+    return (os.environ if environ is None else environ).get(name, var.default)
+
+
+def driver_env(base: Mapping[str, str] | None = None,
+               **values: str | os.PathLike[str] | int | None) -> dict[str, str]:
+    """base (default os.environ) with the driver variables given as keywords set, or
+    unset where the value is None. An unknown keyword is a TypeError, as in any call."""
+    by_key = {v.key: v for v in driver_vars()}
+    env = dict(os.environ if base is None else base)
+    for key, val in values.items():
+        if key not in by_key:
+            raise TypeError(f"driver_env() got an unexpected keyword argument '{key}' "
+                            f"(the driver reads {', '.join(sorted(by_key))})")
+        name = by_key[key].name
+        if val is None:
+            env.pop(name, None)
+        else:
+            env[name] = str(val) if isinstance(val, int) else os.fspath(val)
+    return env
+
+
+def markdown_table(reader: str = DRIVER) -> str:
+    """The registry as the Markdown table fuzz/README.md shows (tests keep them equal)."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for v in registry():
+        if v.reader != reader:
+            continue
+        default = "(unset)" if v.default is None else f'`"{v.default}"`' if v.default == "" else f"`{v.default}`"
+        text = v.help.replace("|", "&#124;").replace("<", "&lt;")
+        rows.append(f"| `{v.name}` | {default} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
+USAGE = """usage: python -m copyfuzz.envs --table
+       python -m copyfuzz.envs COPYFUZZ_<NAME>=VALUE... -- COMMAND [ARG...]
+  --table   the driver's variables as a Markdown table (fuzz/README.md)
+  NAME=...  run COMMAND with these driver variables set (each checked against
+            fuzz/envs.def; an empty VALUE sets it empty)"""
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv == ["--table"]:
+            sys.stdout.write(markdown_table())
+            return 0
+        if "--" not in argv or argv[-1] == "--":
+            raise CopyfuzzError("say what to run: NAME=VALUE... -- COMMAND [ARG...]" if argv else USAGE)
+        cut = argv.index("--")
+        values: dict[str, str] = {}
+        for item in argv[:cut]:
+            name, eq, val = item.partition("=")
+            if not eq:
+                raise CopyfuzzError(f"{item}: expected NAME=VALUE")
+            var = lookup(name)
+            if var.reader != DRIVER:
+                raise CopyfuzzError(f"{name}: not one the fuzz driver reads")
+            values[var.key] = val
+        env = driver_env(**values)
+        command = argv[cut + 1:]
+        try:
+            os.execvpe(command[0], command, env)
+        except OSError as e:
+            raise CopyfuzzError(f"cannot run {command[0]}: {e.strerror}") from e
+    except CopyfuzzError as e:
+        print(f"copyfuzz.envs: {e}", file=sys.stderr)
+        return e.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
