@@ -101,15 +101,19 @@ def test_killing_a_libfuzzer_campaign_keeps_its_finding_and_the_rerun_resumes(tm
     assert "classes=wrong-data" in text and "spec=n=" in text, text
     corpus = files(tmp_path / "corpus")
     (artifact,) = findings.glob(".runs/*/crash-*")
+    # inputs the killed run had staged but not yet copied into the corpus (every 2 s)
+    staged = {name for name, data in files(artifact.parent / "staging").items()
+              if hashlib.sha1(data).hexdigest() == name}
     # the same command again: the killed run's artifact is saved as a regression first, and
     # the corpus is resumed (only ever added to)
     again = run_cli(*args(tmp_path, MUTANT, "libfuzzer", 8), "--json", timeout=300)
     assert again.returncode == 1, again.stdout + again.stderr[-2000:]
     rep = json.loads(again.stdout)
-    assert rep["corpus_size"] >= len(corpus) > 0
+    assert rep["corpus_size"] >= len(corpus) and len(corpus) + len(staged) > 0
     assert rep["finds"][0]["artifact"] == str(findings / artifact.name) and rep["finds"][0]["cls"] == "wrong-data"
     after = files(tmp_path / "corpus")
     assert_only_added_to(corpus, after)
+    assert staged <= set(after), "the killed run's staged inputs were not taken in"
     specs = list((tmp_path / "regressions").glob("*--wrong-data*.spec"))
     assert specs and all(run_cli("repro", str(spec)).returncode == 1 for spec in specs)
     # the killed run's directory was adopted and removed; its artifact and finding kept
