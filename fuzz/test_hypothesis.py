@@ -14,12 +14,12 @@ executor is stateless per case (it restores the bytes a case touched), so nothin
 reset between examples, and every read has a time limit (executor.Server) on top of
 the executor's own watchdog (--timeout-ms).
 
-Budget: COPYFUZZ_HYPOTHESIS_EXAMPLES examples per clean routine, 200 by default: what
-the README's test command (`make check`) and a plain `.venv/bin/python -m pytest`
-run, about 12 s for this file with the mutant searches. A larger campaign (about
-3 minutes for the four bundled routines):
+Budget: 200 examples per clean routine, scaled by the test suite's one budget
+(COPYFUZZ_TEST_BUDGET, fuzz/envs.def): what the README's test command (`make check`)
+and a plain `.venv/bin/python -m pytest` run, about 12 s for this file with the mutant
+searches. A larger campaign (about 3 minutes for the four bundled routines):
 
-    COPYFUZZ_HYPOTHESIS_EXAMPLES=20000 .venv/bin/python -m pytest fuzz
+    COPYFUZZ_TEST_BUDGET=100 .venv/bin/python -m pytest fuzz
 
 `-rP` (or `-s`) shows each mutant's line: examples to the first hit, shrink calls,
 time, and the shrunk case as a `./copyfuzz repro` spec.
@@ -52,7 +52,7 @@ from copyfuzz import build, envs, executor, records, routines, spec, strategies 
 from copyfuzz.errors import CopyfuzzError  # noqa: E402
 from copyfuzz.plugin import PluginMemory  # noqa: E402
 
-EXAMPLES = int(envs.value("COPYFUZZ_HYPOTHESIS_EXAMPLES") or 0)  # default: fuzz/envs.def
+EXAMPLES = envs.test_budget(200)  # per clean routine
 TIMEOUT_MS = 500  # the executor's watchdog per case (a hang is a finding, not a stall)
 READ_TIMEOUT_S = 60.0  # the tool's limit on one result (Server raises past it)
 

@@ -12,6 +12,13 @@ TOOL = ROOT / "tool"
 sys.path.insert(0, str(TOOL))
 
 
+def budget(seconds: float, least: int = 1) -> str:
+    """A test campaign's --time, scaled by the suite's one budget (COPYFUZZ_TEST_BUDGET)."""
+    from copyfuzz import envs
+
+    return str(envs.test_budget(seconds, least))
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """`python -m copyfuzz ARGS` in a child process, as a user would run it."""
@@ -20,8 +27,6 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
         [sys.executable, "-m", "copyfuzz", *args],
         capture_output=True, text=True, env=full_env, cwd=cwd or ROOT, timeout=timeout,
     )
-
-
 
 
 # ---- the session leaves no process behind (tests/leftovers.py, tests/test_leftovers.py) ----

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, budget, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -180,7 +180,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     """The mutant first, then the correct routine, with two engines: the campaign must go
     on after the finding. AFL++ instances are named after host 'b'."""
     tmp = tmp_path_factory.mktemp("campaign")
-    proc = ci("campaign.sh", "--routines", f"{MUTANT},{CLEAN}", "--engines", "libfuzzer,afl", "--time", "8",
+    proc = ci("campaign.sh", "--routines", f"{MUTANT},{CLEAN}", "--engines", "libfuzzer,afl", "--time", budget(8),
               "--seed", "1", "--artifacts", tmp / "art", "--corpus-cache", tmp / "cache", "--afl-host", "b")
     return proc, tmp
 
@@ -222,7 +222,7 @@ def test_campaign_green_resumes_the_corpus_cache(campaign) -> None:
     cache = tmp / "cache" / STEM[CLEAN]
     before = sum(1 for _ in cache.iterdir())
     art = tmp / "green"
-    proc = ci("campaign.sh", "--routines", CLEAN, "--engines", "libfuzzer", "--time", "5",
+    proc = ci("campaign.sh", "--routines", CLEAN, "--engines", "libfuzzer", "--time", budget(5),
               "--corpus-cache", tmp / "cache", "--artifacts", art, "--junit", tmp / "green.xml")
     assert proc.returncode == 0, show(proc)
     (tc,) = junit(tmp / "green.xml").values()
@@ -236,7 +236,7 @@ def test_campaign_on_a_kernel_file_then_replay_is_red(tmp_path: Path) -> None:
     replay must fail (the kernel patch brought the bug back)."""
     art = tmp_path / "art"
     proc = ci("campaign.sh", "--file", MUTANT_FILE, "--symbol", "__asm_copy_to_user:copy", "--engines",
-              "hypothesis", "--time", "5", "--seed", "3", "--artifacts", art)
+              "hypothesis", "--time", budget(5), "--seed", "3", "--artifacts", art)
     assert proc.returncode == 1, show(proc)
     name = f"{MUTANT_FILE}:__asm_copy_to_user"
     (tc,) = junit(art / "junit.xml").values()
@@ -261,7 +261,7 @@ def test_campaign_reports_a_run_that_fails_and_goes_on(tmp_path: Path) -> None:
     broken.write_text(".globl f\nf:\n\tnot_an_instruction a0\n")
     art = tmp_path / "art"
     proc = ci("campaign.sh", "--file", broken, "--symbol", "f:copy", "--engines", "libfuzzer,hypothesis",
-              "--time", "2", "--artifacts", art)
+              "--time", budget(2), "--artifacts", art)
     assert proc.returncode == 2, show(proc)
     cases = junit(art / "junit.xml")
     assert len(cases) == 2
@@ -383,7 +383,7 @@ def test_afl_sync_brings_another_hosts_queue_that_afl_imports(campaign, tmp_path
     again = ci("afl-sync.sh", "--host", "a", a_out, b_out)
     assert again.returncode == 0 and "afl-sync: 0 new inputs" in again.stdout, show(again)
 
-    run = run_cli("fuzz", CLEAN, "--engine", "afl", "--afl-host", "a", "--time", "5", "--json",
+    run = run_cli("fuzz", CLEAN, "--engine", "afl", "--afl-host", "a", "--time", budget(5), "--json",
                   "--findings", str(a_findings), "--corpus", str(tmp_path / "corpus"),
                   "--regressions", str(tmp_path / "regressions"), timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TOOL, run_cli
+from conftest import ROOT, TOOL, budget, run_cli
 
 from copyfuzz import corpus
 
@@ -56,7 +56,7 @@ def test_an_empty_artifact_a_crashed_run_left_is_not_a_finding(tmp_path: Path) -
 
 @pytest.mark.parametrize("engine", ["libfuzzer", "afl"])
 def test_two_campaigns_on_one_corpus_and_findings_directory(tmp_path: Path, engine: str) -> None:
-    procs = [popen(args(tmp_path, "riscv/copy_user", engine, 12, "--seed", str(k))) for k in (1, 2)]
+    procs = [popen(args(tmp_path, "riscv/copy_user", engine, int(budget(12)), "--seed", str(k))) for k in (1, 2)]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, budget, run_cli
 
 from copyfuzz import envs, fuzzinput, paths, records
 from copyfuzz.spec import Spec, format_spec
@@ -78,7 +78,7 @@ def test_encode_round_trips(kind: str) -> None:
 @pytest.fixture(scope="module")
 def mutant_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     tmp = tmp_path_factory.mktemp("wrong-shift")
-    proc = run_cli("fuzz", "riscv/mutants/wrong-shift", "--time", "30", "--seed", "1",
+    proc = run_cli("fuzz", "riscv/mutants/wrong-shift", "--time", budget(300), "--until", "wrong-data", "--seed", "1",
                    "--corpus", str(tmp / "corpus"), "--findings", str(tmp / "findings"),
                    "--regressions", str(tmp / "regressions"), timeout=300)
     return proc, tmp
@@ -116,7 +116,7 @@ def test_repro_of_a_libfuzzer_artifact(mutant_campaign) -> None:
 
 def test_fuzz_of_a_correct_routine_is_clean_and_grows_a_corpus(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    proc = run_cli("fuzz", "riscv/copy_user", "--time", "10", "--jobs", "2", "--corpus", str(corpus),
+    proc = run_cli("fuzz", "riscv/copy_user", "--time", budget(10), "--jobs", "2", "--corpus", str(corpus),
                    "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "reg"),
                    "--json", timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, budget, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -23,8 +23,12 @@ def built() -> None:
     subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
 
 
-def campaign(tmp: Path, routine: str, engine: str, seconds: int, *more: str) -> subprocess.CompletedProcess[str]:
-    return run_cli("fuzz", routine, "--engine", engine, "--time", str(seconds), "--seed", "1",
+def campaign(tmp: Path, routine: str, engine: str, seconds: int, *more: str,
+             until: bool = True) -> subprocess.CompletedProcess[str]:
+    """A campaign of `seconds` (scaled by the test budget); on a mutant it ends at its
+    class (--until), so the time is only a cap."""
+    until_args = ["--until", "wrong-data"] if routine == MUTANT and until else []
+    return run_cli("fuzz", routine, "--engine", engine, "--time", budget(seconds), "--seed", "1", *until_args,
                    "--corpus", str(tmp / "corpus"), "--findings", str(tmp / "findings"),
                    "--regressions", str(tmp / "regressions"), *more, timeout=300)
 
@@ -43,7 +47,8 @@ def check_regression(tmp: Path, engine: str) -> None:
 def test_afl_finds_the_mutant_and_saves_a_regression(tmp_path: Path) -> None:
     for tool in ("afl-fuzz", "afl-tmin"):
         assert shutil.which(tool), f"{tool} is missing"
-    proc = campaign(tmp_path, MUTANT, "afl", 25, "--jobs", "2", "--json")
+    # no --until here: both instances must run long enough to be counted
+    proc = campaign(tmp_path, MUTANT, "afl", 10, "--jobs", "2", "--json", until=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     rep = json.loads(proc.stdout)
     assert "wrong-data" in rep["findings"]
@@ -57,7 +62,7 @@ def test_afl_finds_the_mutant_and_saves_a_regression(tmp_path: Path) -> None:
 
 
 def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:
-    proc = campaign(tmp_path, MUTANT, "hypothesis", 20)
+    proc = campaign(tmp_path, MUTANT, "hypothesis", 120)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     check_regression(tmp_path, "hypothesis")
     spec = next((tmp_path / "regressions").glob("*.spec")).read_text().splitlines()[-1]

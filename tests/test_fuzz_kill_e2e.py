@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import ROOT, TOOL, run_cli
+from conftest import ROOT, TOOL, budget, run_cli
 
 from copyfuzz import paths
 
@@ -33,7 +33,7 @@ def built() -> None:
 
 
 def args(tmp: Path, routine: str, engine: str, seconds: int) -> list[str]:
-    return ["fuzz", routine, "--engine", engine, "--time", str(seconds), "--seed", "3", "--corpus",
+    return ["fuzz", routine, "--engine", engine, "--time", budget(seconds), "--seed", "3", "--corpus",
             str(tmp / "corpus"), "--findings", str(tmp / "findings"), "--regressions", str(tmp / "regressions")]
 
 

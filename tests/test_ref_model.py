@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copyfuzz import paths
+from copyfuzz import envs, paths
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = paths.libcfref(ROOT)
@@ -139,7 +139,7 @@ def scenarios(draw):
                 memcpy_returns_dst=draw(st.booleans()), sum_on=draw(st.booleans()))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=envs.test_budget(600), deadline=None)
 @given(scenarios())
 def test_oracle_matches_model(lib, sc):
     src = ctypes.create_string_buffer(sc["src"], len(sc["src"]))

@@ -146,6 +146,17 @@ def value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     return (os.environ if environ is None else environ).get(name, var.default)
 
 
+def test_budget(n: float, least: int = 1, environ: Mapping[str, str] | None = None) -> int:
+    """n (seconds of a test campaign, examples of a property test) scaled by the test
+    suite's one budget, COPYFUZZ_TEST_BUDGET; at least `least`."""
+    text = value("COPYFUZZ_TEST_BUDGET", environ) or "1"
+    try:
+        scale = float(text)
+    except ValueError:
+        raise ValueError(f"COPYFUZZ_TEST_BUDGET={text!r}: expected a number such as 0.5 or 10") from None
+    return max(least, round(n * scale))
+
+
 def driver_env(base: Mapping[str, str] | None = None,
                **values: str | os.PathLike[str] | int | None) -> dict[str, str]:
     """base (default os.environ) with the driver variables given as keywords set, or

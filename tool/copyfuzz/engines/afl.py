@@ -142,6 +142,7 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
     if import_first:  # --afl-host: first take in what other hosts found (ci/afl-sync.sh)
         fenv["AFL_IMPORT_FIRST"] = "1"
     procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+    stopped: set[str] = set()  # instances the tool ended (time up, --until), not ones that failed
     before = {name: _execs(out / name / "fuzzer_stats") for name in names}  # a resume counts on
     logs = c.findings_dir / ".logs"
     logs.mkdir(exist_ok=True)
@@ -190,8 +191,9 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
             if show:
                 clear_status()
         finally:
-            for _, proc, _ in procs:
+            for name, proc, _ in procs:
                 if proc.poll() is None:
+                    stopped.add(name)
                     proc.send_signal(2)  # SIGINT: afl-fuzz saves its state and exits
             for _, proc, _ in procs:
                 try:
@@ -204,7 +206,7 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
         stats_file = out / name / "fuzzer_stats"
         if stats_file.is_file():
             c.executions += max(0, _execs(stats_file) - before.get(name, 0))
-        elif proc.returncode not in (0, None):
+        elif proc.returncode not in (0, None) and name not in stopped:
             tail = log.read_text(errors="replace").splitlines()[-20:]
             raise CopyfuzzError(f"afl-fuzz ({name}) exited with status {proc.returncode} without starting",
                                 details="\n".join(tail))
