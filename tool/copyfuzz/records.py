@@ -1,12 +1,16 @@
-"""Python mirror of harness/records.h: case and result records, classes, enums.
+"""Python mirror of harness/records.h: case and result records, classes, enums, the
+control block, the seal, and the case-validity rules.
 
-records.h is the one definition; tests/test_records.py compiles a C program against it
-and compares every size, offset and enumerator with this module, so the two cannot
+records.h is the one definition (its layouts are X-macros); tests/test_records.py
+compiles a C program that walks those X-macros and compares every field's name, offset,
+size and C type, every enumerator and constant with this module, and checks
+case_check() against the C cf_case_check_for() through libcfref.so, so the two cannot
 drift apart silently.
 """
 
 from __future__ import annotations
 
+import ctypes
 import struct
 from dataclasses import dataclass, fields
 from typing import NamedTuple
@@ -15,6 +19,7 @@ PAGE_SIZE = 4096
 MAX_LEN = 1 << 20
 CANARY_LEN = 64
 NO_FAULT = (1 << 64) - 1
+MAX_FAULT = MAX_LEN + PAGE_SIZE  # CF_MAX_FAULT: positions past it are refused
 
 CASE_MAGIC = 0x31434643  # "CFC1"
 RESULT_MAGIC = 0x31524643  # "CFR1"
@@ -90,6 +95,8 @@ RESULT_COUNT = 4
 RESULT_TYPES = ("case", "progress", "done", "error", "count")
 
 # enum cf_case_error: (name, message), by value.
+CASE_OK, CASE_BAD_MAGIC, CASE_BAD_KIND, CASE_BAD_PROFILE, CASE_TOO_LONG, CASE_BAD_OFFSET, \
+    CASE_SRC_UNREACHABLE, CASE_DST_UNREACHABLE, CASE_KIND_MISMATCH = range(9)
 CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("ok", "the case is well formed"),
     ("bad-magic", "the record is not a case record (bad magic)"),
@@ -120,7 +127,8 @@ def reg_names(mask: int) -> list[str]:
 
 # ---- records ----
 # (field name, struct code) in declaration order; "<" = little-endian, no padding,
-# which matches the C layout because records.h orders fields to need none.
+# which matches the C layout because records.h orders fields to need none. The codes
+# are checked against the X-macros' C types (uint32_t is "I", int64_t "q", ...).
 CASE_LAYOUT: tuple[tuple[str, str], ...] = (
     ("magic", "I"),
     ("kind", "H"),
@@ -131,7 +139,8 @@ CASE_LAYOUT: tuple[tuple[str, str], ...] = (
     ("dst_off", "I"),
     ("src_fault", "Q"),
     ("dst_fault", "Q"),
-    ("reserved", "2Q"),
+    ("reserved", "Q"),
+    ("seal", "Q"),
 )
 RESULT_LAYOUT: tuple[tuple[str, str], ...] = (
     ("magic", "I"),
@@ -156,8 +165,32 @@ RESULT_LAYOUT: tuple[tuple[str, str], ...] = (
     ("fixup_pc", "Q"),
     ("dst", "Q"),
     ("src", "Q"),
-    ("reserved", "Q"),
+    ("seal", "Q"),
 )
+CONTROL_MAGIC = 0x314B4643  # "CFK1"
+CONTROL_VERSION = 1
+CONTROL_COUNTS = 16
+CONTROL_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("magic", "I"),
+    ("version", "I"),
+    ("started", "Q"),
+    ("current", "Q"),
+    ("counts", f"{CONTROL_COUNTS}Q"),
+)
+# struct cf_sweep_cfg (harness/cases.h): not a record, but the tool hands it to
+# libcfref.so (plan.py), so it is mirrored and checked the same way.
+SWEEP_CFG_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("kind", "H"),
+    ("profile", "H"),
+    ("szreg", "I"),
+    ("min_len", "Q"),
+    ("max_len", "Q"),
+    ("random_count", "Q"),
+    ("random_seed", "Q"),
+    ("random_max_len", "Q"),
+)
+LAYOUTS = {"case": CASE_LAYOUT, "result": RESULT_LAYOUT, "control": CONTROL_LAYOUT,
+           "sweep_cfg": SWEEP_CFG_LAYOUT}
 
 CASE_FORMAT = "<" + "".join(code for _, code in CASE_LAYOUT)
 RESULT_FORMAT = "<" + "".join(code for _, code in RESULT_LAYOUT)
@@ -165,6 +198,7 @@ CASE_STRUCT = struct.Struct(CASE_FORMAT)
 RESULT_STRUCT = struct.Struct(RESULT_FORMAT)
 CASE_SIZE = CASE_STRUCT.size
 RESULT_SIZE = RESULT_STRUCT.size
+CONTROL_SIZE = struct.calcsize("<" + "".join(code for _, code in CONTROL_LAYOUT))
 assert CASE_SIZE == 64 and RESULT_SIZE == 128
 
 
@@ -189,22 +223,18 @@ class Case:
     dst_off: int
     src_fault: int = NO_FAULT
     dst_fault: int = NO_FAULT
-    reserved: tuple[int, int] = (0, 0)
+    reserved: int = 0
+    seal: int = 0  # only in the sweep's stream (records.h)
     magic: int = CASE_MAGIC
 
+    _WIRE_ORDER = tuple(name for name, _ in CASE_LAYOUT)
+
     def pack(self) -> bytes:
-        return CASE_STRUCT.pack(
-            self.magic, self.kind, self.profile, self.id, self.n, self.src_off,
-            self.dst_off, self.src_fault, self.dst_fault, *self.reserved,
-        )
+        return CASE_STRUCT.pack(*(getattr(self, name) for name in self._WIRE_ORDER))
 
     @classmethod
     def unpack(cls, data: bytes) -> "Case":
-        (magic, kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault,
-         r0, r1) = CASE_STRUCT.unpack(data)
-        return cls(kind=kind, profile=profile, id=id_, n=n, src_off=src_off,
-                   dst_off=dst_off, src_fault=src_fault, dst_fault=dst_fault,
-                   reserved=(r0, r1), magic=magic)
+        return cls(**dict(zip(cls._WIRE_ORDER, CASE_STRUCT.unpack(data))))
 
 
 @dataclass(frozen=True)
@@ -230,7 +260,7 @@ class Result:
     fixup_pc: int = 0
     dst: int = 0
     src: int = 0
-    reserved: int = 0
+    seal: int = 0
     magic: int = RESULT_MAGIC
 
     # Field order of the wire record (magic first); not a dataclass field (no annotation).
@@ -256,3 +286,87 @@ class Result:
 # Keep the dataclasses and the layouts in step (a cheap import-time check).
 assert {f.name for f in fields(Case)} == {name for name, _ in CASE_LAYOUT}
 assert {f.name for f in fields(Result)} == {name for name, _ in RESULT_LAYOUT}
+
+
+# ---- case validity: the one Python copy of cf_case_check_for() (harness/cases.c) ----
+
+
+def fault_reachable(off: int, fault: int) -> bool:
+    """Can a side at page offset off have its first inaccessible byte at fault?"""
+    return fault == NO_FAULT or fault == 0 or (off + fault) % PAGE_SIZE == 0
+
+
+def case_check(case: Case, kind: int | None = None) -> int:
+    """Why the executor would refuse the case (an enum cf_case_error value), or CASE_OK;
+    with kind, also whether it fits a routine of that kind. The same rules in the same
+    order as cf_case_check_for(); tests/test_case_check.py holds them to it."""
+    if case.magic != CASE_MAGIC:
+        return CASE_BAD_MAGIC
+    if case.kind >= len(KINDS):
+        return CASE_BAD_KIND
+    if case.profile >= len(PROFILES):
+        return CASE_BAD_PROFILE
+    if case.n > MAX_LEN:
+        return CASE_TOO_LONG
+    if case.src_off >= PAGE_SIZE or case.dst_off >= PAGE_SIZE:
+        return CASE_BAD_OFFSET
+    if KINDS[case.kind] != "clear" and (
+            not fault_reachable(case.src_off, case.src_fault)
+            or (case.src_fault != NO_FAULT and case.src_fault > MAX_FAULT)):
+        return CASE_SRC_UNREACHABLE
+    if (not fault_reachable(case.dst_off, case.dst_fault)
+            or (case.dst_fault != NO_FAULT and case.dst_fault > MAX_FAULT)):
+        return CASE_DST_UNREACHABLE
+    if kind is not None and case.kind != kind:
+        return CASE_KIND_MISMATCH
+    return CASE_OK
+
+
+# ---- the seal (cf_seal in records.h) ----
+
+_M64 = (1 << 64) - 1
+
+
+def _seal_mix(x: int) -> int:
+    x ^= x >> 31
+    x = (x * 0x9E6C63D0676A9A99) & _M64
+    x ^= x >> 29
+    x = (x * 0xD8E5C0B2E25A3C6B) & _M64
+    return x ^ (x >> 32)
+
+
+def seal(key: tuple[int, int], seq: int, data: bytes) -> int:
+    """The keyed checksum of a record's bytes but its last 8 (the seal field itself),
+    at place seq of its stream."""
+    h = _seal_mix(key[0] ^ seq)
+    for (word,) in struct.iter_unpack("<Q", data[:-8]):
+        h = _seal_mix(h ^ word ^ key[1])
+    return h
+
+
+def sealed(key: tuple[int, int], seq: int, data: bytes) -> bool:
+    return int.from_bytes(data[-8:], "little") == seal(key, seq, data)
+
+
+# ---- ctypes views of the layouts (libcfref.so, shared memory, tests) ----
+
+_CTYPES = {"B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64,
+           "q": ctypes.c_int64}
+
+
+def ctypes_struct(name: str, layout: tuple[tuple[str, str], ...]) -> type[ctypes.Structure]:
+    """A ctypes.Structure with the layout's fields (an array for a counted code, "16Q")."""
+    fields_: list[tuple[str, object]] = []
+    for field_name, code in layout:
+        count, base = (int(code[:-1]), code[-1]) if len(code) > 1 else (1, code)
+        ctype = _CTYPES[base]
+        fields_.append((field_name, ctype * count if len(code) > 1 else ctype))
+    return type(name, (ctypes.Structure,), {"_fields_": fields_})
+
+
+CaseStruct = ctypes_struct("CaseStruct", CASE_LAYOUT)
+ResultStruct = ctypes_struct("ResultStruct", RESULT_LAYOUT)
+ControlStruct = ctypes_struct("ControlStruct", CONTROL_LAYOUT)
+SweepCfgStruct = ctypes_struct("SweepCfgStruct", SWEEP_CFG_LAYOUT)
+assert ctypes.sizeof(CaseStruct) == CASE_SIZE and ctypes.sizeof(ResultStruct) == RESULT_SIZE
+assert ctypes.sizeof(ControlStruct) == CONTROL_SIZE
