@@ -25,6 +25,7 @@
 
 #if defined(__riscv) && !defined(CF_HOSTED)
 
+#define CF_NR_close 57
 #define CF_NR_read 63
 #define CF_NR_write 64
 #define CF_NR_exit_group 94
@@ -61,6 +62,11 @@ static inline long cf_read(int fd, void *buf, size_t len)
 static inline long cf_write(int fd, const void *buf, size_t len)
 {
 	return cf_syscall3(CF_NR_write, fd, buf, len);
+}
+
+static inline int cf_close(int fd)
+{
+	return (int)cf_syscall3(CF_NR_close, fd, 0, 0);
 }
 
 static inline __attribute__((noreturn)) void cf_exit(int code)
@@ -101,6 +107,7 @@ static inline int cf_munmap(void *addr, size_t len)
 
 static inline long cf_read(int fd, void *buf, size_t len) { return read(fd, buf, len); }
 static inline long cf_write(int fd, const void *buf, size_t len) { return write(fd, buf, len); }
+static inline int cf_close(int fd) { return close(fd); }
 static inline __attribute__((noreturn)) void cf_exit(int code) { _exit(code); }
 
 static inline void *cf_mmap_anon(size_t len, int prot)
