@@ -99,6 +99,7 @@ static pid_t child = -1;
 static pid_t owner; /* the process that started the executor: its pipes are that process's */
 static int to_child = -1, from_child = -1;
 static uint64_t case_id;
+static uint64_t seal_key[2], seal_seq; /* this executor's channel (records.h: cf_seal) */
 
 static __attribute__((noreturn)) void die(const char *what)
 {
@@ -156,11 +157,28 @@ static void forget_inherited_executor(void)
 	}
 }
 
+/* A free descriptor in [64, 1024) picked at random: the executor's channel sits where a
+ * routine writing to stdout, or to a guessed number, does not reach it (docs/executor.md). */
+static int random_free_fd(void)
+{
+	for (;;) {
+		uint32_t r;
+		if (getentropy(&r, sizeof r))
+			r = (uint32_t)rand();
+		int fd = 64 + (int)(r % 960);
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return fd;
+	}
+}
+
 static void start_executor(void)
 {
 	int in[2], out[2];
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		die("pipe");
+	if (getentropy(seal_key, sizeof seal_key))
+		die("getentropy");
+	seal_seq = 0;
 	if (pshm)
 		pshm->plugin_ready = 0;
 	owner = getpid();
@@ -170,9 +188,13 @@ static void start_executor(void)
 	if (child == 0) {
 		/* The executor dies with the driver, whatever kills the driver. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		char pfd[24], ofd[24], tmo[24], plug[4200];
+		int cases_fd = random_free_fd();
+		dup2(in[0], cases_fd);
+		int records_fd = random_free_fd();
+		dup2(out[1], records_fd);
+		char cfd[24], rfd[24], pfd[24], ofd[24], tmo[24], plug[4200];
+		snprintf(cfd, sizeof cfd, "%d", cases_fd);
+		snprintf(rfd, sizeof rfd, "%d", records_fd);
 		snprintf(pfd, sizeof pfd, "%d", plugin_fd);
 		snprintf(ofd, sizeof ofd, "%d", observe_fd);
 		snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)cfg.timeout_ms);
@@ -198,6 +220,10 @@ static void start_executor(void)
 		argv[k++] = tmo;
 		argv[k++] = "--observe-fd";
 		argv[k++] = ofd;
+		argv[k++] = "--cases-fd";
+		argv[k++] = cfd;
+		argv[k++] = "--records-fd";
+		argv[k++] = rfd;
 		if (pshm) {
 			argv[k++] = "--plugin-fd";
 			argv[k++] = pfd;
@@ -211,6 +237,8 @@ static void start_executor(void)
 	close(out[1]);
 	to_child = in[1];
 	from_child = out[0];
+	if (write(to_child, seal_key, sizeof seal_key) != (ssize_t)sizeof seal_key)
+		die("cannot send the executor its seal key");
 }
 
 /*
@@ -519,6 +547,10 @@ static int exchange(const struct cf_case *c, struct cf_result *r, const char **w
 			return 0;
 		}
 		got += (size_t)k;
+	}
+	if (r->seal != cf_seal(seal_key, seal_seq++, r, sizeof(*r))) {
+		*why = "the executor's channel carried a record it did not seal (crash)";
+		return 0;
 	}
 	return 1;
 }
