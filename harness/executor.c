@@ -508,6 +508,7 @@ int main(int argc, char **argv)
 		mode_info();
 		return 0;
 	}
+	cf_no_core_files();
 	if (plugin_fd >= 0)
 		attach_plugin((uint64_t)plugin_fd);
 	if (observe_fd >= 0)

@@ -12,6 +12,10 @@ tool FAILS these tests.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +143,16 @@ def test_fuzz_driver_ignores_junk_on_stdout(tmp_path: Path) -> None:
     (where results used to travel) is no finding."""
     rc, report = fuzz(tmp_path, "libfuzzer", "CONFIG_HOSTILE_GARBAGE")
     assert rc == 0 and report["findings"] == {} and report["executions"] > 100, report
+
+
+def test_a_routine_that_kills_its_executor_leaves_no_core_file(tmp_path: Path) -> None:
+    """Core dumps on (as many developers have them): the executor turns them off for
+    itself, or a routine dying of SIGSEGV in every case would leave a core file each."""
+    spec = f"{ROOT / HOSTILE}:hostile_copy:n=3"
+    command = (f"ulimit -c unlimited && exec {shlex.quote(sys.executable)} -m copyfuzz repro "
+               f"{shlex.quote(spec)} -DCONFIG_HOSTILE_SEGV_IGNORED")
+    proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "tool")}, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "killed by SIGSEGV" in proc.stdout
+    assert [p.name for p in tmp_path.iterdir()] == []
