@@ -62,7 +62,8 @@ EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).e
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
 AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
-all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET)
+LIBCFREF         := $(O)/host/libcfref.so
+all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET) $(LIBCFREF)
 
 list-executors:
 	@echo $(EXECUTORS)
@@ -158,7 +159,8 @@ $(AFL_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(HEAD
 	  $(FUZZ_OBJ)/ref-plain.o $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
-$(O)/host/libcfref.so: ref/ref.c harness/cases.c $(HEADERS) Makefile
+# The enumeration and the oracle for the tool (tool/copyfuzz/plan.py) and the tests, via ctypes.
+$(LIBCFREF): ref/ref.c harness/cases.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c && mv -f $(TMP) $@
 
@@ -166,7 +168,7 @@ test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref
 
 # pytest (testpaths in pytest.ini: tests/ and fuzz/); its "no tests ran" (exit 5) is a failure, never a pass.
-test-py: all $(O)/host/libcfref.so
+test-py: all
 	$(Q)$(PYTHON) -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 

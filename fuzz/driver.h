@@ -61,6 +61,7 @@ enum cf_channel_status {
 	CF_CHANNEL_DIED,        /* the executor died before or while answering: a crash */
 	CF_CHANNEL_HUNG,        /* no answer past the executor's own watchdog: a hang */
 	CF_CHANNEL_OUT_OF_STEP, /* an answer that is not this case's result */
+	CF_CHANNEL_UNSEALED,    /* a record without this channel's seal: forged, a crash */
 };
 
 extern struct cf_plugin_shm *cf_pshm; /* NULL without the plugin */

@@ -26,6 +26,7 @@ static int plugin_fd = -1, observe_fd = -1;
 static pid_t child = -1;
 static pid_t owner; /* the process that started the executor: its pipes are that process's */
 static int to_child = -1, from_child = -1;
+static uint64_t seal_key[2], seal_seq; /* this executor's channel (records.h: cf_seal) */
 
 static void *shared_memfd(const char *name, size_t size, int *fd)
 {
@@ -62,13 +63,32 @@ int cf_channel_stop(void)
 	return status;
 }
 
+/* A free descriptor in [64, 1024) picked at random: the executor's channel sits where a
+ * routine writing to stdout, or to a guessed number, does not reach it (docs/executor.md). */
+static int random_free_fd(void)
+{
+	for (;;) {
+		uint32_t r;
+		if (getentropy(&r, sizeof r))
+			r = (uint32_t)rand();
+		int fd = 64 + (int)(r % 960);
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return fd;
+	}
+}
+
 /* In the executor's process, between fork and exec: `[ld.so ...] [qemu -plugin ...]
- * executor serve ...` with the case pipe on 0 and the result pipe on 1. */
+ * executor serve ...` with the case and result pipes on random free descriptors that
+ * --cases-fd and --records-fd name (stdout and stderr stay the driver's). */
 static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 {
-	dup2(case_fd, 0);
-	dup2(result_fd, 1);
-	char pfd[24], ofd[24], tmo[24], plug[4200];
+	int cases_fd = random_free_fd();
+	dup2(case_fd, cases_fd);
+	int records_fd = random_free_fd();
+	dup2(result_fd, records_fd);
+	char cfd[24], rfd[24], pfd[24], ofd[24], tmo[24], plug[4200];
+	snprintf(cfd, sizeof cfd, "%d", cases_fd);
+	snprintf(rfd, sizeof rfd, "%d", records_fd);
 	snprintf(pfd, sizeof pfd, "%d", plugin_fd);
 	snprintf(ofd, sizeof ofd, "%d", observe_fd);
 	snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)cf_cfg.timeout_ms);
@@ -94,6 +114,10 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 	argv[k++] = tmo;
 	argv[k++] = "--observe-fd";
 	argv[k++] = ofd;
+	argv[k++] = "--cases-fd";
+	argv[k++] = cfd;
+	argv[k++] = "--records-fd";
+	argv[k++] = rfd;
 	if (cf_pshm) {
 		argv[k++] = "--plugin-fd";
 		argv[k++] = pfd;
@@ -109,6 +133,9 @@ void cf_channel_start(void)
 	int in[2], out[2];
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		cf_die("pipe");
+	if (getentropy(seal_key, sizeof seal_key))
+		cf_die("getentropy");
+	seal_seq = 0;
 	if (cf_pshm)
 		cf_pshm->plugin_ready = 0;
 	owner = getpid();
@@ -124,6 +151,8 @@ void cf_channel_start(void)
 	close(out[1]);
 	to_child = in[1];
 	from_child = out[0];
+	if (write(to_child, seal_key, sizeof seal_key) != (ssize_t)sizeof seal_key)
+		cf_die("cannot send the executor its seal key");
 }
 
 /*
@@ -163,6 +192,8 @@ enum cf_channel_status cf_channel_exchange(const struct cf_case *c, struct cf_re
 			return CF_CHANNEL_DIED;
 		got += (size_t)k;
 	}
+	if (r->seal != cf_seal(seal_key, seal_seq++, r, sizeof(*r)))
+		return CF_CHANNEL_UNSEALED;
 	if (r->magic != CF_RESULT_MAGIC || r->type != CF_RESULT_CASE || r->id != c->id ||
 	    cf_oshm->c.id != c->id)
 		return CF_CHANNEL_OUT_OF_STEP;
@@ -180,6 +211,9 @@ void cf_channel_describe(enum cf_channel_status st, int wait_status, char *buf, 
 		return;
 	case CF_CHANNEL_OUT_OF_STEP:
 		snprintf(buf, size, "the executor answered out of step");
+		return;
+	case CF_CHANNEL_UNSEALED:
+		snprintf(buf, size, "the executor's channel carried a record it did not seal (crash)");
 		return;
 	case CF_CHANNEL_DIED:
 		break;

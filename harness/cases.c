@@ -21,12 +21,20 @@ enum cf_case_error cf_case_check(const struct cf_case *c)
 	/* A fault far past the end is the same as none; keep positions bounded. */
 	if (c->kind != CF_KIND_CLEAR &&
 	    (!cf_fault_reachable(c->src_off, c->src_fault) ||
-	     (c->src_fault != CF_NO_FAULT && c->src_fault > CF_MAX_LEN + CF_PAGE_SIZE)))
+	     (c->src_fault != CF_NO_FAULT && c->src_fault > CF_MAX_FAULT)))
 		return CF_CASE_SRC_UNREACHABLE;
 	if (!cf_fault_reachable(c->dst_off, c->dst_fault) ||
-	    (c->dst_fault != CF_NO_FAULT && c->dst_fault > CF_MAX_LEN + CF_PAGE_SIZE))
+	    (c->dst_fault != CF_NO_FAULT && c->dst_fault > CF_MAX_FAULT))
 		return CF_CASE_DST_UNREACHABLE;
 	return CF_CASE_OK;
+}
+
+enum cf_case_error cf_case_check_for(const struct cf_case *c, uint16_t kind)
+{
+	enum cf_case_error err = cf_case_check(c);
+	if (err == CF_CASE_OK && c->kind != kind)
+		err = CF_CASE_KIND_MISMATCH;
+	return err;
 }
 
 /* Positions f > 0 with f = -m (mod 2*szreg), below limit. */
@@ -114,10 +122,26 @@ uint64_t cf_sweep_total(const struct cf_sweep_cfg *cfg)
 	return exhaustive_total(cfg) + cfg->random_count;
 }
 
+/* Ids below x that are = shard (mod shards). */
+static uint64_t shard_ids_below(uint64_t x, uint64_t shard, uint64_t shards)
+{
+	return x > shard ? (x - shard + shards - 1) / shards : 0;
+}
+
 uint64_t cf_sweep_shard_total(const struct cf_sweep_cfg *cfg, uint64_t shard, uint64_t shards)
 {
+	return cf_sweep_count(cfg, shard, shards, 0, UINT64_MAX);
+}
+
+uint64_t cf_sweep_count(const struct cf_sweep_cfg *cfg, uint64_t shard, uint64_t shards,
+			uint64_t start, uint64_t end)
+{
 	uint64_t t = cf_sweep_total(cfg);
-	return t / shards + (shard < t % shards ? 1 : 0);
+	if (end > t)
+		end = t;
+	if (start >= end)
+		return 0;
+	return shard_ids_below(end, shard, shards) - shard_ids_below(start, shard, shards);
 }
 
 void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg,
@@ -132,6 +156,40 @@ void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg,
 	it->si = it->di = 0;
 	it->exhaustive_done = cfg->min_len > cfg->max_len;
 	it->random_done = 0;
+}
+
+static void advance(struct cf_sweep_iter *it);
+
+void cf_sweep_seek(struct cf_sweep_iter *it, uint64_t id)
+{
+	while (it->next_id < id && !it->exhaustive_done) {
+		/* At the start of a length: skip it whole if it ends before id. */
+		if (!it->sm && !it->dm && !it->si && !it->di) {
+			uint64_t len_cases = cases_for_len(&it->cfg, it->n);
+			if (id - it->next_id >= len_cases) {
+				it->next_id += len_cases;
+				if (++it->n > it->cfg.max_len)
+					it->exhaustive_done = true;
+				continue;
+			}
+		}
+		advance(it);
+		it->next_id++;
+	}
+	if (it->next_id < id) {
+		uint64_t left = it->cfg.random_count - it->random_done;
+		uint64_t skip = id - it->next_id < left ? id - it->next_id : left;
+		it->random_done += skip;
+		it->next_id += skip;
+	}
+}
+
+bool cf_sweep_case_at(const struct cf_sweep_cfg *cfg, uint64_t id, struct cf_case *c)
+{
+	struct cf_sweep_iter it;
+	cf_sweep_begin(&it, cfg, 0, 1);
+	cf_sweep_seek(&it, id);
+	return it.next_id == id && cf_sweep_next(&it, c);
 }
 
 /* Step the exhaustive odometer: dst fault, src fault, dst mis, src mis, n. */

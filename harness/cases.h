@@ -13,15 +13,26 @@
 
 /* Why a case cannot run, or CF_CASE_OK. */
 enum cf_case_error cf_case_check(const struct cf_case *c);
+/* The same, for a routine of this kind (else CF_CASE_KIND_MISMATCH). */
+enum cf_case_error cf_case_check_for(const struct cf_case *c, uint16_t kind);
 
 /* Can a side at page offset off have its first inaccessible byte at fault? */
 bool cf_fault_reachable(uint32_t off, uint64_t fault);
 
+/* The sweep's parameters; an X-macro like the records' (records.h), because the
+ * tool passes this struct to libcfref.so through ctypes (tool/copyfuzz/plan.py). */
+#define CF_SWEEP_CFG_FIELDS(X)                                                   \
+	X(uint16_t, kind, , "enum cf_kind")                                      \
+	X(uint16_t, profile, , "enum cf_profile")                                \
+	X(uint32_t, szreg, , "misalignments run over 0 .. 2*szreg-1")            \
+	X(uint64_t, min_len, , "exhaustive phase: n from min_len")               \
+	X(uint64_t, max_len, , "to max_len")                                     \
+	X(uint64_t, random_count, , "random phase: this many cases")             \
+	X(uint64_t, random_seed, , "from this seed")                             \
+	X(uint64_t, random_max_len, , "n up to this (0: 65536)")
+
 struct cf_sweep_cfg {
-	uint16_t kind, profile;
-	uint32_t szreg;          /* misalignments run over 0 .. 2*szreg-1 */
-	uint64_t min_len, max_len;
-	uint64_t random_count, random_seed, random_max_len;
+	CF_SWEEP_CFG_FIELDS(CF_X_FIELD)
 };
 
 /*
@@ -45,9 +56,17 @@ void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg,
 		    uint64_t shard, uint64_t shards);
 /* Fills *c with the next case of this shard; false when there is none. */
 bool cf_sweep_next(struct cf_sweep_iter *it, struct cf_case *c);
+/* Go on at case id `id` (this shard's first id >= it): a sweep resumed past a case
+ * that killed its executor. */
+void cf_sweep_seek(struct cf_sweep_iter *it, uint64_t id);
 /* Cases the whole sweep (all shards) has, and this shard's share. */
 uint64_t cf_sweep_total(const struct cf_sweep_cfg *cfg);
 uint64_t cf_sweep_shard_total(const struct cf_sweep_cfg *cfg, uint64_t shard, uint64_t shards);
+/* This shard's cases with ids in [start, end): what a (resumed) run must report. */
+uint64_t cf_sweep_count(const struct cf_sweep_cfg *cfg, uint64_t shard, uint64_t shards,
+			uint64_t start, uint64_t end);
+/* Case number id of the whole enumeration; false past its end. */
+bool cf_sweep_case_at(const struct cf_sweep_cfg *cfg, uint64_t id, struct cf_case *c);
 
 /*
  * The fault positions one side takes for length n and misalignment m

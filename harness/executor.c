@@ -29,6 +29,9 @@ static uint8_t *dst_before; /* pristine copy of the dst window */
 static struct cf_call call;
 static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin */
 static struct cf_observe_shm *observe; /* --observe-fd: for an oracle elsewhere */
+static struct cf_control *control;   /* --control-fd: which case is running, for the tool */
+static int cases_fd;                 /* --cases-fd: the seal key, then (serve) case records */
+static uint64_t seal_key[2], seal_seq;
 
 static __attribute__((noreturn)) void usage(const char *why)
 {
@@ -36,7 +39,9 @@ static __attribute__((noreturn)) void usage(const char *why)
 	cf_err(why);
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
-	       " [--shard I/K] [--stop-mask MASK] [--max-hangs H] [--timeout-ms T] [--bare]\n"
+	       " [--shard I/K] [--start ID] [--end ID] [--stop-mask MASK] [--max-hangs H]"
+	       " [--timeout-ms T] [--bare]\n"
+	       "       serve, sweep: [--cases-fd N] [--records-fd N] [--control-fd N]\n"
 	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) [--observe-fd N]\n");
 	cf_exit(2);
 }
@@ -64,6 +69,39 @@ static void attach_plugin(uint64_t fd)
 	plugin->fixup_hi = (uintptr_t)cf_target.fixup_end;
 	plugin->code_hi = (uintptr_t)cf_target.text_end;
 	plugin->code_lo = (uintptr_t)cf_target.text_start; /* last: arms the plugin */
+}
+
+static void attach_control(uint64_t fd)
+{
+	control = cf_mmap_shared_fd((int)fd, sizeof(*control));
+	if (!control)
+		fail("--control-fd: cannot map the control block");
+	cf_close((int)fd); /* the mapping stays; a routine writing to every fd cannot reach it */
+	control->version = CF_CONTROL_VERSION;
+	control->magic = CF_CONTROL_MAGIC;
+}
+
+/* The 16-byte seal key comes first on the case channel (never on the command line). */
+static void read_key(void)
+{
+	uint8_t *p = (uint8_t *)seal_key;
+	size_t have = 0;
+	while (have < sizeof(seal_key)) {
+		long got = cf_read(cases_fd, p + have, sizeof(seal_key) - have);
+		if (got == -4 /* EINTR */)
+			continue;
+		if (got <= 0)
+			fail("--cases-fd: the channel ended before the seal key");
+		have += (size_t)got;
+	}
+}
+
+/* Every record leaves sealed with its place in the stream (records.h). */
+static void emit(void *rec, unsigned size)
+{
+	uint64_t seal = cf_seal(seal_key, seal_seq++, rec, size);
+	__builtin_memcpy((uint8_t *)rec + size - sizeof(seal), &seal, sizeof(seal));
+	cf_out(rec, size);
 }
 
 static void attach_observer(uint64_t fd)
@@ -155,9 +193,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	*r = (struct cf_result){0};
 	r->magic = CF_RESULT_MAGIC;
 	r->id = c->id;
-	enum cf_case_error err = cf_case_check(c);
-	if (err == CF_CASE_OK && c->kind != cf_target.kind)
-		err = CF_CASE_KIND_MISMATCH;
+	enum cf_case_error err = cf_case_check_for(c, cf_target.kind);
 	if (err != CF_CASE_OK) {
 		r->type = CF_RESULT_ERROR;
 		r->aux = err;
@@ -192,6 +228,10 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 		for (size_t i = 0; i < CF_COV_MAP_SIZE / 8; i++)
 			edges[i] = 0;
 		plugin->seq++;
+	}
+	if (control) { /* if the routine ends the process, the tool knows in which case */
+		control->current = c->id;
+		control->started++;
 	}
 	call.status = CF_CALL_RUNNING;
 	call.seq++;
@@ -276,7 +316,7 @@ static void mode_serve(void)
 	static uint8_t in[64 * sizeof(struct cf_case)];
 	size_t have = 0;
 	for (;;) {
-		long got = cf_read(0, in + have, sizeof(in) - have);
+		long got = cf_read(cases_fd, in + have, sizeof(in) - have);
 		if (got == -4 /* EINTR */)
 			continue;
 		if (got < 0)
@@ -290,7 +330,7 @@ static void mode_serve(void)
 			struct cf_result r;
 			__builtin_memcpy(&c, in + used, sizeof(c));
 			run_case(&c, &r);
-			cf_out(&r, sizeof(r));
+			emit(&r, sizeof(r));
 			used += sizeof(struct cf_case);
 		}
 		for (size_t i = 0; used && i < have - used; i++)
@@ -305,6 +345,7 @@ static void mode_serve(void)
 struct sweep_opts {
 	struct cf_sweep_cfg cfg;
 	uint64_t shard, shards, stop_mask, max_hangs;
+	uint64_t start, end; /* case ids [start, end): a resumed or narrowed run */
 };
 
 static void emit_marker(uint16_t type, uint64_t id, uint64_t ret, uint32_t aux)
@@ -315,7 +356,7 @@ static void emit_marker(uint16_t type, uint64_t id, uint64_t ret, uint32_t aux)
 	r.id = id;
 	r.ret = ret;
 	r.aux = aux;
-	cf_out(&r, sizeof(r));
+	emit(&r, sizeof(r));
 }
 
 static void mode_sweep(const struct sweep_opts *so)
@@ -327,11 +368,12 @@ static void mode_sweep(const struct sweep_opts *so)
 	uint64_t done = 0, hangs = 0, total;
 	uint32_t seen = 0, why = CF_SWEEP_ALL_RUN;
 
-	total = cf_sweep_shard_total(&so->cfg, so->shard, so->shards);
+	total = cf_sweep_count(&so->cfg, so->shard, so->shards, so->start, so->end);
 	emit_marker(CF_RESULT_PROGRESS, 0, total, 0);
 	cf_out_flush();
 	cf_sweep_begin(&it, &so->cfg, so->shard, so->shards);
-	while (cf_sweep_next(&it, &c)) {
+	cf_sweep_seek(&it, so->start);
+	while (cf_sweep_next(&it, &c) && c.id < so->end) {
 		run_case(&c, &r);
 		done++;
 		if (r.type != CF_RESULT_CASE)
@@ -339,9 +381,12 @@ static void mode_sweep(const struct sweep_opts *so)
 		if (r.classes) {
 			for (int b = 0; b < CF_NUM_CLASSES; b++)
 				counts[b] += (r.classes >> b) & 1;
+			if (control) /* what COUNT would have said, should the process die */
+				for (int b = 0; b < CF_NUM_CLASSES; b++)
+					control->counts[b] = counts[b];
 			if (r.classes & ~seen) {
-				cf_out(&c, sizeof(c));
-				cf_out(&r, sizeof(r));
+				emit(&c, sizeof(c));
+				emit(&r, sizeof(r));
 				cf_out_flush(); /* a finding reaches the reader at once */
 				seen |= r.classes;
 			}
@@ -401,7 +446,9 @@ int main(int argc, char **argv)
 		usage("no mode given");
 	const char *mode = argv[1];
 	uint64_t timeout_ms = CF_EXEC_TIMEOUT_MS_DEFAULT;
-	int64_t plugin_fd = -1, observe_fd = -1;
+	int64_t plugin_fd = -1, observe_fd = -1, control_fd = -1, records_fd = -1;
+	int read_key_later = 0;
+	cases_fd = 0;
 	struct sweep_opts so = {0};
 	so.cfg.kind = cf_target.kind;
 	so.cfg.profile = CF_PROFILE_LINUX;
@@ -409,6 +456,7 @@ int main(int argc, char **argv)
 	so.cfg.max_len = UINT64_MAX;
 	so.shards = 1;
 	so.max_hangs = CF_EXEC_MAX_HANGS_DEFAULT;
+	so.end = UINT64_MAX;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : 0;
 		if (cf_streq(o, "--timeout-ms"))
@@ -429,6 +477,16 @@ int main(int argc, char **argv)
 			so.max_hangs = need_u64(o, v), i++;
 		else if (cf_streq(o, "--observe-fd"))
 			observe_fd = (int64_t)need_u64(o, v), i++;
+		else if (cf_streq(o, "--cases-fd"))
+			cases_fd = (int)need_u64(o, v), i++, read_key_later = 1;
+		else if (cf_streq(o, "--records-fd"))
+			records_fd = (int64_t)need_u64(o, v), i++;
+		else if (cf_streq(o, "--control-fd"))
+			control_fd = (int64_t)need_u64(o, v), i++;
+		else if (cf_streq(o, "--start"))
+			so.start = need_u64(o, v), i++;
+		else if (cf_streq(o, "--end"))
+			so.end = need_u64(o, v), i++;
 		else if (cf_streq(o, "--plugin-fd"))
 			plugin_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--bare"))
@@ -449,10 +507,17 @@ int main(int argc, char **argv)
 		mode_info();
 		return 0;
 	}
+	cf_no_core_files();
 	if (plugin_fd >= 0)
 		attach_plugin((uint64_t)plugin_fd);
 	if (observe_fd >= 0)
 		attach_observer((uint64_t)observe_fd);
+	if (control_fd >= 0)
+		attach_control((uint64_t)control_fd);
+	if (records_fd >= 0)
+		cf_out_fd = (int)records_fd;
+	if (read_key_later)
+		read_key();
 	if (cf_streq(mode, "serve")) {
 		setup((uint32_t)timeout_ms);
 		mode_serve();

@@ -5,10 +5,15 @@
  * A *case* says what to run: which kind of routine, how many bytes, where the
  * source and destination start inside their pages and where each side's first
  * inaccessible byte is. A *result* says what happened and how the oracle
- * classified it. The executor reads case records on stdin and writes result
- * records on stdout; the sweep mode writes the same result records for its
- * findings and progress. All fields are little-endian, fixed width, no
- * padding the compiler could choose: sizes are asserted below.
+ * classified it. The executor reads case records and writes result records
+ * on private pipes the tool hands it (--cases-fd, --records-fd: never stdin or
+ * stdout, which the routine under test can reach as easily as the executor);
+ * the sweep mode writes the same result records for its findings and
+ * progress. Every record the executor writes ends in a seal (cf_seal below),
+ * and a control block (struct cf_control) shared with the tool says which
+ * case is running, so a routine that kills its executor is caught in the act.
+ * All fields are little-endian, fixed width, no padding the compiler could
+ * choose: sizes are asserted below.
  *
  * Mirrored in tool/copyfuzz/records.py (a test compares both layouts) and
  * documented in docs/formats.md.
@@ -21,6 +26,8 @@
 #define CF_PAGE_SIZE 4096u
 /* Longest copy a case may ask for; the arenas are sized from it. */
 #define CF_MAX_LEN (1u << 20)
+/* Fault positions past this are refused (far past the end is the same as none). */
+#define CF_MAX_FAULT (CF_MAX_LEN + CF_PAGE_SIZE)
 /* Canary bytes checked on each side of the destination window. */
 #define CF_CANARY_LEN 64u
 /* A side whose fault field holds this never faults within the case. */
@@ -42,20 +49,20 @@ enum cf_profile {
  * Bits are stable: they travel in result records and JSON readers rely on them.
  */
 #define CF_CLASSES(X)                                                 \
-	X(CF_BAD_RETURN, 0, "bad-return")                             \
-	X(CF_SPURIOUS_FAULT, 1, "spurious-fault")                     \
-	X(CF_OVER_REPORT, 2, "over-report")                           \
-	X(CF_WRONG_DATA, 3, "wrong-data")                             \
-	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported")       \
-	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds")           \
-	X(CF_NO_PROGRESS, 6, "no-progress")                           \
-	X(CF_IMPRECISE, 7, "imprecise")                               \
-	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")                   \
-	X(CF_HANG, 9, "hang")                                         \
-	X(CF_REGISTER_CLOBBER, 10, "register-clobber")                \
-	X(CF_CRASH, 11, "crash")                                       \
-	X(CF_SUM_LEFT_ENABLED, 12, "sum-left-enabled")                \
-	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds")            \
+	X(CF_BAD_RETURN, 0, "bad-return")                                                  \
+	X(CF_SPURIOUS_FAULT, 1, "spurious-fault")                                          \
+	X(CF_OVER_REPORT, 2, "over-report")                                                \
+	X(CF_WRONG_DATA, 3, "wrong-data")                                                  \
+	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported")                            \
+	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds")                                \
+	X(CF_NO_PROGRESS, 6, "no-progress")                                                \
+	X(CF_IMPRECISE, 7, "imprecise")                                                    \
+	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")                                        \
+	X(CF_HANG, 9, "hang")                                                              \
+	X(CF_REGISTER_CLOBBER, 10, "register-clobber")                                     \
+	X(CF_CRASH, 11, "crash")                                                           \
+	X(CF_SUM_LEFT_ENABLED, 12, "sum-left-enabled")                                     \
+	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds")                                 \
 	X(CF_ALIGNED_OVERREAD, 14, "aligned-overread")
 
 #define CF_X_BIT(e, b, s) e = 1u << (b),
@@ -70,20 +77,32 @@ enum cf_class { CF_CLASSES(CF_X_BIT) };
 #define CF_ERRORS_EXACT (((1u << CF_NUM_CLASSES) - 1) & ~(uint32_t)CF_ALIGNED_OVERREAD)
 #define CF_ERRORS_LINUX (CF_ERRORS_EXACT & ~(uint32_t)CF_IMPRECISE)
 
+/*
+ * Record layouts: one X(type, name, dims, "meaning") per field, in wire order;
+ * dims is empty or an array bound. The structs below are built from these
+ * lists, tests/c/layout_dump.c prints them, and tests/test_records.py checks
+ * tool/copyfuzz/records.py (names, offsets, sizes, widths) against that dump.
+ */
+#define CF_X_FIELD(type, name, dims, about) type name dims;
+
 /* ---- case record: 64 bytes ---- */
 #define CF_CASE_MAGIC 0x31434643u /* "CFC1" */
 
+#define CF_CASE_FIELDS(X)                                                                  \
+	X(uint32_t, magic, , "CF_CASE_MAGIC")                                              \
+	X(uint16_t, kind, , "enum cf_kind")                                                \
+	X(uint16_t, profile, , "enum cf_profile")                                          \
+	X(uint64_t, id, , "echoed in the result; the sweep's case index")                  \
+	X(uint64_t, n, , "bytes to copy or clear, <= CF_MAX_LEN")                          \
+	X(uint32_t, src_off, , "page offset of src (ignored for clear)")                   \
+	X(uint32_t, dst_off, , "page offset of dst")                                       \
+	X(uint64_t, src_fault, , "bytes from src to its first inaccessible byte, or CF_NO_FAULT") \
+	X(uint64_t, dst_fault, , "likewise for dst")                                       \
+	X(uint64_t, reserved, , "zero")                                                    \
+	X(uint64_t, seal, , "in the sweep's stream: cf_seal(); ignored in cases sent to serve")
+
 struct cf_case {
-	uint32_t magic;
-	uint16_t kind;      /* enum cf_kind */
-	uint16_t profile;   /* enum cf_profile */
-	uint64_t id;        /* echoed in the result; the sweep's case index */
-	uint64_t n;         /* bytes to copy or clear, <= CF_MAX_LEN */
-	uint32_t src_off;   /* page offset of src (ignored for clear) */
-	uint32_t dst_off;   /* page offset of dst */
-	uint64_t src_fault; /* bytes from src to its first inaccessible byte, or CF_NO_FAULT */
-	uint64_t dst_fault; /* likewise for dst */
-	uint64_t reserved[2];
+	CF_CASE_FIELDS(CF_X_FIELD)
 };
 
 /*
@@ -147,33 +166,97 @@ enum cf_reg_bit {
 	CF_REG_RA = 15, /* returned somewhere other than the return address */
 };
 
+#define CF_RESULT_FIELDS(X)                                                                \
+	X(uint32_t, magic, , "CF_RESULT_MAGIC")                                            \
+	X(uint16_t, type, , "enum cf_result_type")                                         \
+	X(uint16_t, signal, , "the first fault's or crash's signal number")                \
+	X(uint64_t, id, , "the case id (or a count, see cf_result_type)")                  \
+	X(uint32_t, classes, , "every class observed (enum cf_class bits)")                \
+	X(uint32_t, errors, , "classes & the profile's error set")                         \
+	X(uint64_t, ret, , "raw a0 on return (N; for memcpy, the pointer)")                \
+	X(uint64_t, accessible, , "A: leading bytes accessible on both sides")             \
+	X(uint64_t, claimed, , "C = n - N, clamped to [0, n]")                             \
+	X(int64_t, diff_off, , "first wrong byte, relative to dst (may be < 0)")           \
+	X(uint32_t, diff_count, , "bytes that differ from expectation")                    \
+	X(uint8_t, diff_want, , "expected byte at diff_off")                               \
+	X(uint8_t, diff_got, , "actual byte at diff_off")                                  \
+	X(uint16_t, regs_bad, , "enum cf_reg_bit mask")                                    \
+	X(uint64_t, reg_got, , "the first bad register's value")                           \
+	X(uint32_t, faults, , "faults taken during the call")                              \
+	X(uint32_t, aux, , "see cf_result_type")                                           \
+	X(uint64_t, fault_pc, , "first fault: instruction address")                        \
+	X(uint64_t, fault_addr, , "first fault: data address")                             \
+	X(uint64_t, fixup_pc, , "first fault: where the table sent it (0: none)")          \
+	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets")         \
+	X(uint64_t, src, , "where src was placed")                                         \
+	X(uint64_t, seal, , "cf_seal() of the record and its place in the stream")
+
 struct cf_result {
-	uint32_t magic;
-	uint16_t type;       /* enum cf_result_type */
-	uint16_t signal;     /* the first fault's or crash's signal number */
-	uint64_t id;         /* the case id (or a count, see cf_result_type) */
-	uint32_t classes;    /* every class observed (enum cf_class bits) */
-	uint32_t errors;     /* classes & the profile's error set */
-	uint64_t ret;        /* raw a0 on return (N; for memcpy, the pointer) */
-	uint64_t accessible; /* A: leading bytes accessible on both sides */
-	uint64_t claimed;    /* C = n - N, clamped to [0, n] */
-	int64_t diff_off;    /* first wrong byte, relative to dst (may be < 0) */
-	uint32_t diff_count; /* bytes that differ from expectation */
-	uint8_t diff_want;   /* expected byte at diff_off */
-	uint8_t diff_got;    /* actual byte at diff_off */
-	uint16_t regs_bad;   /* enum cf_reg_bit mask */
-	uint64_t reg_got;    /* the first bad register's value */
-	uint32_t faults;     /* faults taken during the call */
-	uint32_t aux;        /* see cf_result_type */
-	uint64_t fault_pc;   /* first fault: instruction address */
-	uint64_t fault_addr; /* first fault: data address */
-	uint64_t fixup_pc;   /* first fault: where the table sent it (0: none) */
-	uint64_t dst;        /* where dst was placed, to turn addresses into offsets */
-	uint64_t src;        /* where src was placed */
-	uint64_t reserved;
+	CF_RESULT_FIELDS(CF_X_FIELD)
 };
+
+/* ---- control block: shared memory between the tool and one executor ---- */
+#define CF_CONTROL_MAGIC 0x314b4643u /* "CFK1" */
+#define CF_CONTROL_VERSION 1
+#define CF_CONTROL_COUNTS 16
+
+/*
+ * The tool creates a memfd of sizeof(struct cf_control) and passes its fd
+ * (--control-fd N). The executor stores `current` and bumps `started` just
+ * before each call of the routine (two stores, no system call) and, in a
+ * sweep, keeps the class counts here too. When the executor dies or its
+ * stream breaks, the tool reads which case was running and how far the
+ * sweep got. The routine can write here too: the tool verifies the case it
+ * names by running it alone in a fresh executor.
+ */
+#define CF_CONTROL_FIELDS(X)                                                               \
+	X(uint32_t, magic, , "CF_CONTROL_MAGIC: the executor has mapped the block")        \
+	X(uint32_t, version, , "CF_CONTROL_VERSION")                                       \
+	X(uint64_t, started, , "calls of the routine begun so far")                        \
+	X(uint64_t, current, , "the id of the case begun last")                            \
+	X(uint64_t, counts, [CF_CONTROL_COUNTS], "sweep: cases showing each class bit")
+
+struct cf_control {
+	CF_CONTROL_FIELDS(CF_X_FIELD)
+};
+
+/*
+ * The seal: the last 8 bytes of every record the executor writes hold a keyed
+ * checksum of the record's other bytes and of its place in the stream (seq:
+ * 0, 1, 2 ... per process, case and result records alike). The 16-byte key is
+ * the first thing the tool writes on the executor's case channel; without one
+ * (by hand, records on stdout) the key is zero. It tells records apart from
+ * bytes a routine wrote by accident or guessed; it is no defence against a
+ * routine that reads the executor's memory (docs/executor.md).
+ */
+static inline uint64_t cf_seal_mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e6c63d0676a9a99ull;
+	x ^= x >> 29;
+	x *= 0xd8e5c0b2e25a3c6bull;
+	x ^= x >> 32;
+	return x;
+}
+
+static inline uint64_t cf_seal(const uint64_t key[2], uint64_t seq, const void *rec, unsigned size)
+{
+	const unsigned char *p = (const unsigned char *)rec;
+	uint64_t h = cf_seal_mix(key[0] ^ seq);
+	for (unsigned i = 0; i + 8 < size; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, p + i, 8); /* little-endian: the records' byte order */
+		h = cf_seal_mix(h ^ w ^ key[1]);
+	}
+	return h;
+}
 
 _Static_assert(sizeof(struct cf_case) == 64, "case record is 64 bytes");
 _Static_assert(sizeof(struct cf_result) == 128, "result record is 128 bytes");
+_Static_assert(sizeof(struct cf_control) == 24 + 8 * CF_CONTROL_COUNTS, "control block has no padding");
+_Static_assert(CF_NUM_CLASSES <= CF_CONTROL_COUNTS, "a count per class");
+_Static_assert(__builtin_offsetof(struct cf_case, seal) == 56 &&
+		       __builtin_offsetof(struct cf_result, seal) == 120,
+	       "the seal is a record's last word");
 
 #endif /* CF_RECORDS_H */

@@ -25,10 +25,12 @@
 
 #if defined(__riscv) && !defined(CF_HOSTED)
 
+#define CF_NR_close 57
 #define CF_NR_read 63
 #define CF_NR_write 64
 #define CF_NR_exit_group 94
 #define CF_NR_setitimer 103
+#define CF_NR_setrlimit 164
 #define CF_NR_sigaltstack 132
 #define CF_NR_rt_sigaction 134
 #define CF_NR_munmap 215
@@ -61,6 +63,19 @@ static inline long cf_read(int fd, void *buf, size_t len)
 static inline long cf_write(int fd, const void *buf, size_t len)
 {
 	return cf_syscall3(CF_NR_write, fd, buf, len);
+}
+
+static inline int cf_close(int fd)
+{
+	return (int)cf_syscall3(CF_NR_close, fd, 0, 0);
+}
+
+/* No core files: a routine that kills its executor with a signal in every case would
+ * leave one per case (qemu-user writes the guest's and the host's). */
+static inline void cf_no_core_files(void)
+{
+	unsigned long zero[2] = {0, 0}; /* struct rlimit: rlim_cur, rlim_max */
+	cf_syscall3(CF_NR_setrlimit, 4 /* RLIMIT_CORE */, zero, 0);
 }
 
 static inline __attribute__((noreturn)) void cf_exit(int code)
@@ -101,6 +116,7 @@ static inline int cf_munmap(void *addr, size_t len)
 
 static inline long cf_read(int fd, void *buf, size_t len) { return read(fd, buf, len); }
 static inline long cf_write(int fd, const void *buf, size_t len) { return write(fd, buf, len); }
+static inline int cf_close(int fd) { return close(fd); }
 static inline __attribute__((noreturn)) void cf_exit(int code) { _exit(code); }
 
 static inline void *cf_mmap_anon(size_t len, int prot)

@@ -60,10 +60,11 @@ bool cf_write_all(int fd, const void *buf, size_t len)
 
 static uint8_t out_buf[1 << 16];
 static size_t out_len;
+int cf_out_fd = 1;
 
 void cf_out_flush(void)
 {
-	if (out_len && !cf_write_all(1, out_buf, out_len))
+	if (out_len && !cf_write_all(cf_out_fd, out_buf, out_len))
 		cf_exit(3); /* the reader is gone: nothing left to do */
 	out_len = 0;
 }
@@ -74,7 +75,7 @@ void cf_out(const void *p, size_t len)
 	if (out_len + len > sizeof(out_buf))
 		cf_out_flush();
 	if (len > sizeof(out_buf)) {
-		if (!cf_write_all(1, s, len))
+		if (!cf_write_all(cf_out_fd, s, len))
 			cf_exit(3);
 		return;
 	}

@@ -12,7 +12,9 @@ bool cf_streq(const char *a, const char *b);
 /* Parse a decimal or 0x-hex unsigned number; false on junk or overflow. */
 bool cf_parse_u64(const char *s, uint64_t *out);
 
-/* Buffered stdout (records and text); flushed explicitly. */
+/* Buffered output to cf_out_fd (stdout unless the executor got --records-fd);
+ * flushed explicitly. */
+extern int cf_out_fd;
 void cf_out(const void *p, size_t len);
 void cf_out_str(const char *s);
 void cf_out_hex(uint64_t v);

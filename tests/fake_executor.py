@@ -1,19 +1,26 @@
 """A stand-in executor speaking the real protocol (docs/executor.md), for fast tests.
 
-Run as `python fake_executor.py ELF MODE ...` (ELF as QEMU would get it). Which cases
-show which classes is a fixed rule of the case id, so tests know the answers:
+Run as `python fake_executor.py ELF MODE ...` (ELF as QEMU would get it). The sweep's
+cases are ids 0..99 whatever the options (tests/c/fake_cfref.c is the plan to match), and
+which cases show which classes is a fixed rule of the case id, so tests know the answers:
   id % 7 == 3   -> wrong-data
   id % 11 == 5  -> wrong-data and imprecise
 An ELF path containing "clean" shows nothing; FAKE_SCENARIO selects failures:
-  crash   exit 3 with a message after a few records
+  crash   exit 3 with a message after a few cases (serve: before the first)
   nodone  end the stream without DONE
-  garbage write bytes with no known magic
+  garbage write bytes with no known magic into the record channel
   hang    write one PROGRESS record, then nothing for a long time
+  short   report one case fewer than it runs (DONE and PROGRESS)
+FAKE_DIE_AT=ID[,ID...] makes the cases with those ids end the process (exit 7) while they
+run, as a routine under test could; FAKE_FORGE_AT=ID makes it write an unsealed DONE record into
+the record channel and go on.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
+import struct
 import sys
 import time
 
@@ -52,16 +59,52 @@ def option(args: list[str], name: str, default: str | None = None) -> str | None
     return args[args.index(name) + 1] if name in args else default
 
 
+class Channel:
+    """The executor's side: key and cases in, sealed records out, the control block."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.cases = os.fdopen(int(option(args, "--cases-fd", "0") or 0), "rb", buffering=0)
+        self.key = struct.unpack("<QQ", self.cases.read(16)) if "--cases-fd" in args else (0, 0)
+        self.out = os.fdopen(int(option(args, "--records-fd", "1") or 1), "wb")
+        self.seq = 0
+        self.control = None
+        if "--control-fd" in args:
+            fd = int(option(args, "--control-fd") or 0)
+            self._map = mmap.mmap(fd, records.CONTROL_SIZE)
+            self.control = records.ControlStruct.from_buffer(self._map)
+            self.control.magic = records.CONTROL_MAGIC
+
+    def write(self, data: bytes) -> None:
+        """Seal and write one record (its last 8 bytes are the seal)."""
+        seal = records.seal(self.key, self.seq, data)
+        self.seq += 1
+        self.out.write(data[:-8] + seal.to_bytes(8, "little"))
+
+    def begin(self, case_id: int) -> None:
+        if self.control is not None:
+            self.control.current = case_id
+            self.control.started += 1
+        if str(case_id) in os.environ.get("FAKE_DIE_AT", "").split(","):
+            self.out.flush()
+            os._exit(7)
+        if case_id == int(os.environ.get("FAKE_FORGE_AT", "-1")):
+            self.out.flush()
+            os.write(self.out.fileno(), marker(records.RESULT_DONE, TOTAL, TOTAL))
+
+
 def sweep(args: list[str], clean: bool, scenario: str) -> int:
-    out = sys.stdout.buffer
+    ch = Channel(args)
     shard, shards = (int(x) for x in (option(args, "--shard", "0/1") or "0/1").split("/"))
+    start = int(option(args, "--start", "0") or 0)
+    end = int(option(args, "--end", str(TOTAL)) or TOTAL)
     stop_mask = int(option(args, "--stop-mask", "0") or "0", 0)
     profile = records.PROFILES.index(option(args, "--profile", "linux") or "linux")
-    mine = [i for i in range(TOTAL) if i % shards == shard]
-    out.write(marker(records.RESULT_PROGRESS, 0, len(mine)))
-    out.flush()
+    mine = [i for i in range(TOTAL) if i % shards == shard and start <= i < end]
+    short = 1 if scenario == "short" else 0
+    ch.write(marker(records.RESULT_PROGRESS, 0, len(mine) - short))
+    ch.out.flush()
     if scenario == "garbage":
-        out.write(b"XXXX" + bytes(124))
+        ch.out.write(b"XXXX" + bytes(124))
         return 0
     if scenario == "hang":
         time.sleep(30)
@@ -71,15 +114,19 @@ def sweep(args: list[str], clean: bool, scenario: str) -> int:
     done = 0
     why = 0
     for i in mine:
+        ch.begin(i)
         done += 1
         mask = classes_of(i, clean)
         for bit in range(records.NUM_CLASSES):
             if mask & (1 << bit):
                 count[bit] = count.get(bit, 0) + 1
+                if ch.control is not None:  # what COUNT would say, should the process die
+                    ch.control.counts[bit] = count[bit]
         if mask & ~seen:
             case = records.Case(kind=0, profile=profile, id=i, n=i, src_off=i % 16, dst_off=i % 8)
-            out.write(case.pack() + result_for(case, mask, profile).pack())
-            out.flush()
+            ch.write(case.pack())
+            ch.write(result_for(case, mask, profile).pack())
+            ch.out.flush()
             seen |= mask
         if scenario == "crash" and done == 5:
             sys.stderr.write("fake executor: internal error on purpose\n")
@@ -88,19 +135,19 @@ def sweep(args: list[str], clean: bool, scenario: str) -> int:
             why = 1
             break
         if done % 10 == 0:
-            out.write(marker(records.RESULT_PROGRESS, done, len(mine)))
+            ch.write(marker(records.RESULT_PROGRESS, done, len(mine) - short))
     for bit, n in sorted(count.items()):
-        out.write(marker(records.RESULT_COUNT, n, 0, bit))
+        ch.write(marker(records.RESULT_COUNT, n, 0, bit))
     if scenario != "nodone":
-        out.write(marker(records.RESULT_DONE, done, len(mine), why))
-    out.flush()
+        ch.write(marker(records.RESULT_DONE, done - short, len(mine) - short, why))
+    ch.out.flush()
     return 0
 
 
-def serve(clean: bool, scenario: str) -> int:
-    data = sys.stdin.buffer
+def serve(args: list[str], clean: bool, scenario: str) -> int:
+    ch = Channel(args)
     while True:
-        raw = data.read(records.CASE_SIZE)
+        raw = ch.cases.read(records.CASE_SIZE)
         if not raw:
             return 0
         if scenario == "crash":
@@ -112,9 +159,10 @@ def serve(clean: bool, scenario: str) -> int:
         if case.magic != records.CASE_MAGIC:
             result = records.Result(type=records.RESULT_ERROR, id=case.id, aux=1)
         else:
+            ch.begin(case.id)
             result = result_for(case, classes_of(case.n, clean), case.profile)
-        sys.stdout.buffer.write(result.pack())
-        sys.stdout.buffer.flush()
+        ch.write(result.pack())
+        ch.out.flush()
 
 
 def main() -> int:
@@ -125,7 +173,7 @@ def main() -> int:
         print(f"name={os.path.basename(elf)}\nkind=copy\nsymbol=f\nxlen=64\nextable=rel")
         return 0
     if mode == "serve":
-        return serve(clean, scenario)
+        return serve(args, clean, scenario)
     if mode == "sweep":
         return sweep(args, clean, scenario)
     sys.stderr.write("fake executor: unknown mode\n")

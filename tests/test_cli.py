@@ -16,7 +16,10 @@ import pytest
 from conftest import ROOT, run_cli
 
 FAKE = Path(__file__).parent / "fake_executor.py"
-MAKEFILE = "$(O)/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
+MAKEFILE = ("$(O)/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
+            # the fake executor's plan stands in for libcfref.so (tool/copyfuzz/plan.py)
+            f"$(O)/host/libcfref.so:\n\t@mkdir -p $(dir $@) && cc -shared -fPIC -o $@ "
+            f"{Path(__file__).parent / 'c' / 'fake_cfref.c'}\n")
 # The fake executors are no ELF files: sweeps against them pass --no-audit.
 
 

@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from copyfuzz import executor, records
+from copyfuzz import executor, plan, records
 from copyfuzz.executor import ExecutorError, Finding, Reproducers, StreamParser
 
 FAKE = [sys.executable, str(Path(__file__).parent / "fake_executor.py"), "build/x.elf"]
+
+
+@pytest.fixture(scope="module")
+def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> plan.SweepPlan:
+    """The fake executor's plan (ids 0..99), from tests/c/fake_cfref.c."""
+    lib = tmp_path_factory.mktemp("cfref") / "libcfref.so"
+    subprocess.run(["cc", "-std=c11", "-shared", "-fPIC", "-o", str(lib),
+                    str(Path(__file__).parent / "c" / "fake_cfref.c")], check=True)
+    return plan.SweepPlan(plan.CfRef(lib), "copy", "linux", 64, max_len=1)
+
+
+def _sealed(*recs: records.Case | records.Result) -> bytes:
+    """Records as an executor with the zero key writes them."""
+    out = b""
+    for seq, rec in enumerate(recs):
+        data = rec.pack()
+        out += data[:-8] + records.seal((0, 0), seq, data).to_bytes(8, "little")
+    return out
 
 
 def _expected_counts(ids: range) -> dict[str, int]:
@@ -23,21 +42,26 @@ def test_parser_handles_any_chunking() -> None:
     case = records.Case(kind=0, profile=0, id=9, n=3, src_off=0, dst_off=0)
     result = records.Result(id=9, classes=8)
     done = records.Result(type=records.RESULT_DONE, id=10)
-    stream = case.pack() + result.pack() + done.pack()
+    stream = _sealed(case, result, done)
     for size in (1, 3, 64, 100, len(stream)):
         parser = StreamParser()
         items: list[object] = []
         for i in range(0, len(stream), size):
             items += parser.feed(stream[i:i + size])
         parser.finish()
-        assert items == [Finding(case, result), done]
+        assert [(type(x), getattr(x, "id", None)) for x in items] == [(Finding, None), (records.Result, 10)]
+        assert items[0].case.n == 3 and items[0].result.classes == 8  # type: ignore[union-attr]
 
 
 def test_parser_rejects_bad_streams() -> None:
     with pytest.raises(ExecutorError, match="out of sync"):
         StreamParser().feed(b"ABCD" + bytes(60))
     with pytest.raises(ExecutorError, match="without its case"):
-        StreamParser().feed(records.Result(id=1).pack())
+        StreamParser().feed(_sealed(records.Result(id=1)))
+    with pytest.raises(ExecutorError, match="seal check"):
+        StreamParser().feed(records.Result(id=1).pack())  # unsealed
+    with pytest.raises(ExecutorError, match="seal check"):
+        StreamParser((1, 2)).feed(_sealed(records.Result(id=1)))  # another key
     parser = StreamParser()
     parser.feed(records.Case(0, 0, 1, 1, 0, 0).pack()[:10])
     with pytest.raises(ExecutorError, match="middle of a record"):
@@ -57,8 +81,8 @@ def test_reproducers_keep_the_smallest_id() -> None:
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3])
-def test_sweep_merges_shards(jobs: int) -> None:
-    events = list(executor.sweep(FAKE, ["--max-len", "1"], jobs=jobs))
+def test_sweep_merges_shards(jobs: int, fake_plan: plan.SweepPlan) -> None:
+    events = list(executor.sweep(FAKE, fake_plan, jobs=jobs))
     finished = events[-1]
     assert isinstance(finished, executor.Finished)
     assert finished.cases == 100
@@ -76,8 +100,8 @@ def test_sweep_merges_shards(jobs: int) -> None:
     assert last == {"wrong-data": 3, "imprecise": 5}
 
 
-def test_sweep_stop_reason() -> None:
-    events = list(executor.sweep(FAKE, ["--stop-mask", "0x8"], jobs=1))
+def test_sweep_stop_reason(fake_plan: plan.SweepPlan) -> None:
+    events = list(executor.sweep(FAKE, fake_plan, stop_mask=0x8, jobs=1))
     finished = events[-1]
     assert isinstance(finished, executor.Finished)
     assert finished.stopped == ["stop-mask"] and finished.cases == 4
@@ -89,18 +113,18 @@ def test_sweep_stop_reason() -> None:
     ("garbage", "unknown record magic"),
 ])
 def test_sweep_failures_are_errors_with_stderr(monkeypatch: pytest.MonkeyPatch, scenario: str,
-                                               message: str) -> None:
+                                               message: str, fake_plan: plan.SweepPlan) -> None:
     monkeypatch.setenv("FAKE_SCENARIO", scenario)
     with pytest.raises(ExecutorError, match=message) as e:
-        list(executor.sweep(FAKE, [], jobs=2))
+        list(executor.sweep(FAKE, fake_plan, jobs=2))
     if scenario == "crash":
         assert "internal error on purpose" in e.value.details
 
 
-def test_sweep_stall_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sweep_stall_is_an_error(monkeypatch: pytest.MonkeyPatch, fake_plan: plan.SweepPlan) -> None:
     monkeypatch.setenv("FAKE_SCENARIO", "hang")
     with pytest.raises(ExecutorError, match="wrote nothing for 1 s"):
-        list(executor.sweep(FAKE, [], jobs=1, stall_timeout_s=1.0))
+        list(executor.sweep(FAKE, fake_plan, jobs=1, stall_timeout_s=1.0))
 
 
 def test_server_round_trips_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,7 +134,7 @@ def test_server_round_trips_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         r = server.run(records.Case(kind=0, profile=0, id=2, n=4, src_off=0, dst_off=0))
         assert r.classes == 0
     monkeypatch.setenv("FAKE_SCENARIO", "crash")
-    with pytest.raises(ExecutorError, match="exited without a result") as e:
+    with pytest.raises(ExecutorError, match="exited with status 3 before it ran the case") as e:
         with executor.Server(FAKE) as server:
             server.run(records.Case(0, 0, 1, 1, 0, 0))
     assert "died serving" in e.value.details

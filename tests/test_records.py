@@ -37,19 +37,37 @@ def _facts(layout: list[list[str]], tag: str) -> list[list[str]]:
 
 def test_struct_sizes(layout: list[list[str]]) -> None:
     sizes = {name: int(size) for name, size in _facts(layout, "size")}
-    assert sizes == {"case": records.CASE_SIZE, "result": records.RESULT_SIZE}
+    assert sizes == {name: struct.calcsize("<" + "".join(code for _, code in fields))
+                     for name, fields in records.LAYOUTS.items()}
+    assert (sizes["case"], sizes["result"]) == (records.CASE_SIZE, records.RESULT_SIZE)
 
 
-@pytest.mark.parametrize("struct_name, struct_layout", [
-    ("case", records.CASE_LAYOUT), ("result", records.RESULT_LAYOUT),
-])
-def test_field_offsets_and_sizes(layout: list[list[str]], struct_name: str,
-                                 struct_layout: tuple[tuple[str, str], ...]) -> None:
-    c_fields = {f: (int(off), int(size)) for s, f, off, size in _facts(layout, "field") if s == struct_name}
-    assert records.field_offsets(struct_layout) == c_fields
+# The C type each struct code stands for (the X-macros name the C type).
+C_TYPES = {"B": "uint8_t", "H": "uint16_t", "I": "uint32_t", "Q": "uint64_t", "q": "int64_t"}
+
+
+@pytest.mark.parametrize("struct_name", list(records.LAYOUTS))
+def test_field_offsets_and_sizes(layout: list[list[str]], struct_name: str) -> None:
+    """Every field of every X-macro layout, in order, with its offset, size and C type."""
+    struct_layout = records.LAYOUTS[struct_name]
+    c_fields = [(f, int(off), int(size), ctype) for s, f, off, size, ctype in _facts(layout, "field")
+                if s == struct_name]
+    offsets = records.field_offsets(struct_layout)
+    assert [(name, *offsets[name], C_TYPES[code[-1]]) for name, code in struct_layout] == c_fields
     # The listed fields fill the struct: none is missing from the dump or the mirror.
     sizes = {name: int(size) for name, size in _facts(layout, "size")}
-    assert sum(size for _, size in c_fields.values()) == sizes[struct_name]
+    assert sum(size for _, _, size, _ in c_fields) == sizes[struct_name]
+
+
+def test_seal_matches_c(layout: list[list[str]]) -> None:
+    ((key0, key1, seq, want),) = _facts(layout, "seal")
+    r = records.Result(type=records.RESULT_DONE, id=12345, diff_off=-7, aux=2, src=0xFEDCBA9876543210)
+    key = (int(key0), int(key1))
+    assert records.seal(key, int(seq), r.pack()) == int(want)
+    sealed = records.Result(**{**r.__dict__, "seal": int(want)}).pack()
+    assert records.sealed(key, int(seq), sealed)
+    assert not records.sealed(key, int(seq) + 1, sealed)
+    assert not records.sealed((key[0], key[1] ^ 1), int(seq), sealed)
 
 
 def test_classes_in_order(layout: list[list[str]]) -> None:
@@ -65,6 +83,10 @@ def test_constants(layout: list[list[str]]) -> None:
         "CF_MAX_LEN": records.MAX_LEN,
         "CF_CANARY_LEN": records.CANARY_LEN,
         "CF_NO_FAULT": records.NO_FAULT,
+        "CF_MAX_FAULT": records.MAX_FAULT,
+        "CF_CONTROL_MAGIC": records.CONTROL_MAGIC,
+        "CF_CONTROL_VERSION": records.CONTROL_VERSION,
+        "CF_CONTROL_COUNTS": records.CONTROL_COUNTS,
         "CF_CASE_MAGIC": records.CASE_MAGIC,
         "CF_RESULT_MAGIC": records.RESULT_MAGIC,
         "CF_NUM_CLASSES": records.NUM_CLASSES,
@@ -114,7 +136,7 @@ u64 = st.integers(0, 2**64 - 1)
        dst_fault=u64, r0=u64, r1=u64)
 def test_case_round_trip(kind: int, profile: int, id_: int, n: int, src_off: int, dst_off: int,
                          src_fault: int, dst_fault: int, r0: int, r1: int) -> None:
-    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, (r0, r1))
+    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, r0, r1)
     data = case.pack()
     assert len(data) == 64
     assert records.Case.unpack(data) == case

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copyfuzz import envs, paths
+from copyfuzz import envs, paths, records
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = paths.libcfref(ROOT)
@@ -27,11 +27,9 @@ CLASSES = ["bad-return", "spurious-fault", "over-report", "wrong-data", "store-b
 OUTCOMES = ["returned", "unhandled-fault", "crash", "hang"]
 
 
-class Case(ctypes.Structure):
-    _fields_ = [("magic", ctypes.c_uint32), ("kind", ctypes.c_uint16), ("profile", ctypes.c_uint16),
-                ("id", ctypes.c_uint64), ("n", ctypes.c_uint64), ("src_off", ctypes.c_uint32),
-                ("dst_off", ctypes.c_uint32), ("src_fault", ctypes.c_uint64),
-                ("dst_fault", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 2)]
+# The record structs come from records.py's layouts, which test_records.py holds to records.h.
+Case = records.CaseStruct
+Result = records.ResultStruct
 
 
 class Observed(ctypes.Structure):
@@ -39,16 +37,6 @@ class Observed(ctypes.Structure):
                 ("reg_got", ctypes.c_uint64), ("sum_left_on", ctypes.c_int),
                 ("dst", ctypes.c_void_p), ("before", ctypes.c_void_p),
                 ("src", ctypes.c_void_p), ("lo", ctypes.c_int64), ("hi", ctypes.c_int64)]
-
-
-class Result(ctypes.Structure):
-    _fields_ = [("magic", ctypes.c_uint32), ("type", ctypes.c_uint16), ("signal", ctypes.c_uint16),
-                ("id", ctypes.c_uint64), ("classes", ctypes.c_uint32), ("errors", ctypes.c_uint32),
-                ("ret", ctypes.c_uint64), ("accessible", ctypes.c_uint64), ("claimed", ctypes.c_uint64),
-                ("diff_off", ctypes.c_int64), ("diff_count", ctypes.c_uint32),
-                ("diff_want", ctypes.c_uint8), ("diff_got", ctypes.c_uint8),
-                ("regs_bad", ctypes.c_uint16), ("reg_got", ctypes.c_uint64), ("faults", ctypes.c_uint32),
-                ("aux", ctypes.c_uint32), ("rest", ctypes.c_uint64 * 6)]
 
 
 @pytest.fixture(scope="module")

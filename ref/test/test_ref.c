@@ -262,6 +262,31 @@ static void test_sweep_enumeration(void)
 			sum += cnt;
 		}
 		CHECK(sum == total, "shards cover the sweep");
+		/* A shard resumed at any id runs exactly the rest of its cases, and
+		 * cf_sweep_case_at names each id's case. */
+		for (uint64_t start = 0; start <= total + 2; start += total / 7 + 1) {
+			for (uint64_t sh = 0; sh < 3; sh++) {
+				uint64_t cnt = 0, first = UINT64_MAX;
+				cf_sweep_begin(&it, &cfg, sh, 3);
+				cf_sweep_seek(&it, start);
+				while (cf_sweep_next(&it, &c)) {
+					struct cf_case alone;
+					if (first == UINT64_MAX)
+						first = c.id;
+					CHECK(c.id >= start && c.id % 3 == sh, "resumed shard's ids");
+					if (c.id % 101 == 0 || c.id == first)
+						CHECK(cf_sweep_case_at(&cfg, c.id, &alone) &&
+						      memcmp(&alone, &c, sizeof(c)) == 0, "case_at %lu", (unsigned long)c.id);
+					cnt++;
+				}
+				CHECK(cnt == cf_sweep_count(&cfg, sh, 3, start, UINT64_MAX), "kind %d start %lu shard %lu: "
+				      "%lu cases, count says %lu", k, (unsigned long)start, (unsigned long)sh,
+				      (unsigned long)cnt, (unsigned long)cf_sweep_count(&cfg, sh, 3, start, UINT64_MAX));
+				CHECK(first == UINT64_MAX || first < start + 3, "resumes at the next id of its shard");
+			}
+		}
+		CHECK(!cf_sweep_case_at(&cfg, total, &c), "no case past the end");
+		CHECK(cf_sweep_count(&cfg, 1, 3, 10, 20) == 4, "ids 10, 13, 16, 19");
 	}
 }
 

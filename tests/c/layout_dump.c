@@ -7,10 +7,16 @@
 #include <stdio.h>
 
 #include "../../harness/records.h"
+#include "../../harness/cases.h"
 
-#define FIELD(s, f)                                                          \
-	printf("field %s %s %zu %zu\n", #s, #f, offsetof(struct cf_##s, f), \
-	       sizeof(((struct cf_##s *)0)->f))
+/* One line per field, straight from the X-macros: name, offset, size, C type. */
+#define FIELD(s, type, name, dims, about)                                           \
+	printf("field %s %s %zu %zu %s\n", #s, #name, offsetof(struct cf_##s, name), \
+	       sizeof(((struct cf_##s *)0)->name), #type);
+#define CASE_FIELD(t, n, d, a) FIELD(case, t, n, d, a)
+#define RESULT_FIELD(t, n, d, a) FIELD(result, t, n, d, a)
+#define CONTROL_FIELD(t, n, d, a) FIELD(control, t, n, d, a)
+#define SWEEP_CFG_FIELD(t, n, d, a) FIELD(sweep_cfg, t, n, d, a)
 #define CONST(c) printf("const %s %llu\n", #c, (unsigned long long)(c))
 #define ENUM(e) printf("enum %s %d\n", #e, (int)(e))
 #define CLASS(e, b, s) printf("class %s %d %s %u\n", s, b, #e, (unsigned)(e));
@@ -18,41 +24,20 @@
 int main(void)
 {
 	printf("size case %zu\n", sizeof(struct cf_case));
-	FIELD(case, magic);
-	FIELD(case, kind);
-	FIELD(case, profile);
-	FIELD(case, id);
-	FIELD(case, n);
-	FIELD(case, src_off);
-	FIELD(case, dst_off);
-	FIELD(case, src_fault);
-	FIELD(case, dst_fault);
-	FIELD(case, reserved);
-
+	CF_CASE_FIELDS(CASE_FIELD)
 	printf("size result %zu\n", sizeof(struct cf_result));
-	FIELD(result, magic);
-	FIELD(result, type);
-	FIELD(result, signal);
-	FIELD(result, id);
-	FIELD(result, classes);
-	FIELD(result, errors);
-	FIELD(result, ret);
-	FIELD(result, accessible);
-	FIELD(result, claimed);
-	FIELD(result, diff_off);
-	FIELD(result, diff_count);
-	FIELD(result, diff_want);
-	FIELD(result, diff_got);
-	FIELD(result, regs_bad);
-	FIELD(result, reg_got);
-	FIELD(result, faults);
-	FIELD(result, aux);
-	FIELD(result, fault_pc);
-	FIELD(result, fault_addr);
-	FIELD(result, fixup_pc);
-	FIELD(result, dst);
-	FIELD(result, src);
-	FIELD(result, reserved);
+	CF_RESULT_FIELDS(RESULT_FIELD)
+	printf("size control %zu\n", sizeof(struct cf_control));
+	CF_CONTROL_FIELDS(CONTROL_FIELD)
+	printf("size sweep_cfg %zu\n", sizeof(struct cf_sweep_cfg));
+	CF_SWEEP_CFG_FIELDS(SWEEP_CFG_FIELD)
+
+	/* The seal of a known record, for records.seal() to match. */
+	struct cf_result r = {.magic = CF_RESULT_MAGIC, .type = CF_RESULT_DONE, .id = 12345,
+			      .diff_off = -7, .aux = 2, .src = 0xfedcba9876543210ull};
+	uint64_t key[2] = {0x0123456789abcdefull, 0xa5a5a5a55a5a5a5aull};
+	printf("seal %llu %llu %d %llu\n", (unsigned long long)key[0], (unsigned long long)key[1], 42,
+	       (unsigned long long)cf_seal(key, 42, &r, sizeof(r)));
 
 	CF_CLASSES(CLASS)
 
@@ -60,6 +45,10 @@ int main(void)
 	CONST(CF_MAX_LEN);
 	CONST(CF_CANARY_LEN);
 	CONST(CF_NO_FAULT);
+	CONST(CF_MAX_FAULT);
+	CONST(CF_CONTROL_MAGIC);
+	CONST(CF_CONTROL_VERSION);
+	CONST(CF_CONTROL_COUNTS);
 	CONST(CF_CASE_MAGIC);
 	CONST(CF_RESULT_MAGIC);
 	CONST(CF_NUM_CLASSES);

@@ -21,7 +21,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, files, fuzzinput, plugin, records
+from . import build, executor, files, fuzzinput, plan, plugin, records
 from .audit import Audit, audit_routine
 from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
@@ -70,8 +70,8 @@ def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
                 for i, case in enumerate(corpus_cases(Path(args.corpus), routine, routine.profile)):
                     server.run(dataclasses.replace(case, id=i))
         else:
-            opts = ["--max-len", str(args.max_len), "--profile", routine.profile]
-            for _ in executor.sweep(argv, opts, jobs=1, plugins=[plugin]):
+            sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen, args.max_len)
+            for _ in executor.sweep(argv, sweep_plan, jobs=1, plugins=[plugin], label=routine.name):
                 pass
         return plugin.insn_counts(), plugin.insn_flow(), list(plugin.shm.extable_hits), from_plugin(audit, plugin)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import signal
 from pathlib import Path
 
 from rich.markup import escape
@@ -29,13 +28,6 @@ from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .targets import apply_saved_options, file_routines, is_file_spec
 from .ui import emit, stdout_console
-
-
-def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
 
 
 def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
@@ -90,7 +82,7 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
             fixup_symbol=where(sym, result.fixup_pc) if result.fixup_pc else None,
         )
     out["fault"] = fault
-    out["signal"] = _signal_name(result.signal) if result.signal else None
+    out["signal"] = executor.signal_name(result.signal) if result.signal else None
     out["registers_clobbered"] = records.reg_names(result.regs_bad)
     if result.regs_bad:
         out["first_bad_register_value"] = result.reg_got
@@ -134,12 +126,11 @@ def memcheck_report(plugin: PluginMemory) -> dict[str, object]:
     return {"counters": now.as_dict(), "violations": violations}
 
 
-def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, object]) -> None:
-    console = stdout_console()
+def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object],
+                   gone: list[str]) -> list[tuple[str, str]]:
+    """What the executor saw of the call: return value, data, fault, registers."""
     n, a = spec.n, result.accessible
-    emit(console, f"[bold]{escape(format_spec(spec))}[/]  ({spec.kind}, profile {profile})")
     rows: list[tuple[str, str]] = []
-    gone = [c for c in _NO_RETURN if c in result.class_list]
     if gone:
         rows.append(("return", f"[red]none: the routine did not return ({', '.join(gone)})[/]"))
     elif spec.kind == "memcpy":
@@ -164,13 +155,13 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
     assert isinstance(fault, dict)
     if result.faults:
         fixup = fault["fixup_symbol"] or "[red]none[/]"
-        signal_name = f" ({_signal_name(result.signal)})" if result.signal else ""
+        signal_name = f" ({executor.signal_name(result.signal)})" if result.signal else ""
         rows.append(("fault", f"{_plural(result.faults, 'fault')} taken{signal_name}; first at pc "
                               f"{fault['pc_symbol']}, address {fault['address_relative']}, fixup -> {fixup}"))
     else:
         rows.append(("fault", "none taken"))
         if result.signal:
-            rows.append(("signal", _signal_name(result.signal)))
+            rows.append(("signal", executor.signal_name(result.signal)))
     ex = report.get("executor")
     if isinstance(ex, dict) and "extable" in ex:
         table_text = "none: no fixups" if ex["extable"] == "none" else \
@@ -191,6 +182,22 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
         rows.append(("registers", "not checked: the routine did not return"))
     else:
         rows.append(("registers", "preserved"))
+    return rows
+
+
+def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, object]) -> None:
+    console = stdout_console()
+    emit(console, f"[bold]{escape(format_spec(spec))}[/]  ({spec.kind}, profile {profile})")
+    rows: list[tuple[str, str]] = []
+    gone = [c for c in _NO_RETURN if c in result.class_list]
+    died = report.get("executor_died")
+    if died:
+        # Nothing else was observed: the process that would have observed it is gone.
+        rows.append(("return", f"[red]none: the routine did not return ({', '.join(gone)})[/]"))
+        rows.append(("executor", f"[red]{escape(str(died))}[/] (the routine runs inside it with all "
+                                 "its rights: copyfuzz is not a sandbox)"))
+    else:
+        rows += _observed_rows(spec, result, report, gone)
     errors = records.class_names(result.errors)
     notes = records.class_names(result.classes & ~result.errors)
     for label, names, style in (("errors", errors, "red"), ("notes", notes, "yellow")):
@@ -274,7 +281,8 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     try:
         with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
             result = server.run(spec.to_case(profile))
-        memory = memcheck_report(plugin) if plugin else None
+            died = server.last_death
+        memory = memcheck_report(plugin) if plugin and not died else None
     finally:
         if plugin:
             plugin.close()
@@ -283,6 +291,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     if result.type != records.RESULT_CASE:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     report = explain(spec, profile, result, routine_symbolizer(root, routine, info))
+    report["executor_died"] = died
     report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
     sym_for_code = routine_symbolizer(root, routine, info)
     report["code"] = {label: [{"address": i.addr, "where": where(sym_for_code, i.addr),

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import build, executor, files, records
+from . import build, executor, files, plan, records
 from .audit import Audit, audit_routine
 from .errors import CopyfuzzError
 from .executor import Finding
@@ -29,6 +29,9 @@ from .routines import Routine
 from .targets import bundled_routines
 from .spec import format_spec, from_case
 from .ui import emit, stderr_console, stdout_console
+
+
+MESSAGE_LINES = 20  # of what an executor wrote on stdout/stderr, the last lines shown
 
 
 @dataclass
@@ -43,6 +46,7 @@ class RoutineSweep:
     reproducers: dict[str, Finding] = field(default_factory=dict)
     stderr: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
+    deaths: list[str] = field(default_factory=list)  # cases that killed the executor, and how
     audit: Audit | None = None
     memcheck: bool = False
 
@@ -110,6 +114,7 @@ class RoutineSweep:
             "reproducers": {c: self.spec(c) for c in self.observed if c in self.reproducers},
             "notes": self.notes,
             "stopped": self.stopped or None,
+            "deaths": self.deaths or None,
             "xlen": self.routine.xlen,
             "memcheck": self.memcheck,
         }
@@ -148,20 +153,10 @@ def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
     return chosen
 
 
-def executor_options(args: argparse.Namespace, routine: Routine, profile: str, seed: int) -> list[str]:
-    opts = ["--max-len", str(args.max_len), "--profile", profile]
-    if args.min_len:
-        opts += ["--min-len", str(args.min_len)]
-    if args.random:
-        opts += ["--random", str(args.random), "--seed", str(seed)]
-        if args.random_max_len is not None:
-            opts += ["--random-max-len", str(args.random_max_len)]
-    if args.timeout_ms is not None:
-        opts += ["--timeout-ms", str(args.timeout_ms)]
-    if routine.is_mutant:
-        # A mutant is caught once its expected classes show: no need to finish the sweep.
-        opts += ["--stop-mask", f"{records.class_mask(routine.expect):#x}"]
-    return opts
+def sweep_plan(cfref: plan.CfRef, args: argparse.Namespace, routine: Routine, profile: str,
+               seed: int) -> plan.SweepPlan:
+    return plan.SweepPlan(cfref, routine.kind, profile, routine.xlen, args.max_len, args.min_len,
+                          args.random or 0, seed if args.random else 0, args.random_max_len)
 
 
 def _sweep_one(
@@ -171,6 +166,7 @@ def _sweep_one(
     seed: int,
     log: FindingsLog,
     progress: Progress | None,
+    cfref: plan.CfRef,
 ) -> RoutineSweep:
     profile = args.profile or routine.profile
     out = RoutineSweep(routine, profile)
@@ -180,8 +176,11 @@ def _sweep_one(
                if uses_memcheck(args, routine) else None)
     out.memcheck = plugins is not None
     try:
-        events = executor.sweep(argv, executor_options(args, routine, profile, seed), jobs=args.jobs,
-                                plugins=plugins)
+        # A mutant is caught once its expected classes show: no need to finish the sweep.
+        stop_mask = records.class_mask(routine.expect) if routine.is_mutant else 0
+        events = executor.sweep(argv, sweep_plan(cfref, args, routine, profile, seed), jobs=args.jobs,
+                                timeout_ms=args.timeout_ms, stop_mask=stop_mask, plugins=plugins,
+                                label=routine.name)
         return consume_events(events, out, log, progress, task)
     finally:
         for p in plugins or []:
@@ -210,6 +209,7 @@ def consume_events(events: "Iterator[object]", out: RoutineSweep, log: FindingsL
             out.reproducers = event.reproducers
             out.stderr = event.stderr
             out.stopped = event.stopped
+            out.deaths = event.deaths
     if progress is not None and task is not None:
         progress.update(task, completed=out.cases, total=max(out.cases, 1))
     return out
@@ -230,6 +230,7 @@ def build_plugin_if_needed(root: Path, args: argparse.Namespace, chosen: list[Ro
 def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> int:
     """Audit, then sweep, built routines; report; the exit status."""
     build_plugin_if_needed(root, args, chosen)
+    cfref = plan.load(root)
     for xlen in sorted({r.xlen for r in chosen}):
         build.check_runner(xlen)
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
@@ -248,10 +249,10 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
                 transient=True,
             ) as progress:
                 for routine in chosen:
-                    results.append(_sweep_one(root, args, routine, seed, log, progress))
+                    results.append(_sweep_one(root, args, routine, seed, log, progress, cfref))
         else:
             for routine in chosen:
-                results.append(_sweep_one(root, args, routine, seed, log, None))
+                results.append(_sweep_one(root, args, routine, seed, log, None, cfref))
     finally:
         log.close()
     for r in results:
@@ -323,8 +324,14 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                 _print_classes(console, r)
                 if log.error is None:
                     emit(console, f"  reproducers appended to {log.path_for(r.routine)}")
+            if r.deaths:
+                more = f" (and {len(r.deaths) - 1} more cases)" if len(r.deaths) > 1 else ""
+                emit(console, f"  [red]crash[/]: {escape(r.deaths[0])}{more}")
             if "max-hangs" in r.stopped:
                 emit(console, f"  [red]{r.routine.name}: sweep stopped early, the routine kept hanging[/]")
+            if "max-crashes" in r.stopped:
+                emit(console, f"  [red]{r.routine.name}: sweep stopped early, the routine kept killing "
+                              f"its executor[/]")
     if mutants:
         if routines:
             emit(console)
@@ -346,7 +353,11 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         emit(console, table)
     for r in results:
         for text in r.stderr:
-            emit(console, f"[dim]{r.routine.name} executor said:[/] {escape(text)}")
+            lines = text.splitlines()
+            shown = "\n".join(lines[-MESSAGE_LINES:])
+            if len(lines) > MESSAGE_LINES:
+                shown = f"({len(lines) - MESSAGE_LINES} lines before)\n{shown}"
+            emit(console, f"[dim]{r.routine.name} executor said:[/] {escape(shown)}")
 
 
 def _print_audit_problems(console: Console, r: RoutineSweep) -> None:

@@ -1,14 +1,31 @@
 """Running executors: `info`, a persistent `serve` process, and merged `sweep` streams.
 
-Every read from an executor has a time limit: a process that dies or stops talking is a
-CopyfuzzError with its stderr, never a silent hang of the tool.
+The routine under test runs inside the executor with the executor's full rights, so the
+tool believes nothing the executor process says without a check it makes from outside
+(docs/executor.md#the-channel):
+  - cases and sealed records travel on private pipes at randomly chosen descriptor
+    numbers (never stdin or stdout: those carry messages only, drained and kept);
+  - every record's seal (a keyed checksum with its place in the stream) is checked;
+  - a sweep shard's DONE count must equal the plan this process computes (plan.py);
+  - an executor that dies, stops, stops answering or breaks its stream during a case is
+    a `crash` (or `hang`) result for that case: in serve at once; in a sweep once the
+    case, named by the shared control block and rebuilt from the plan, does it again
+    alone in a fresh executor; the shard then goes on after it.
+Anything else (an executor that cannot start, fails before its first case, or whose
+failure does not come back when its case runs alone) is an ExecutorError: exit 2, with
+what the executor said.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import queue
+import resource
+import secrets
 import select
+import signal
+import struct
 import subprocess
 import threading
 import time
@@ -18,14 +35,21 @@ from typing import IO, TYPE_CHECKING, Iterator
 
 from . import records
 from .errors import CopyfuzzError
+from .plan import NO_END
+from .spec import format_spec, from_case
 
 if TYPE_CHECKING:
+    from .plan import SweepPlan
     from .plugin import PluginMemory
 
 MAGIC_SIZE = 4
-STDERR_KEEP = 16384  # bytes of an executor's stderr kept for messages
+MESSAGES_KEEP = 16384  # bytes of an executor's stdout and stderr kept for messages
 # DONE's aux: why a sweep ended before its last case (enum cf_sweep_stop).
 STOP_REASONS = dict(enumerate(records.SWEEP_STOPS[1:], start=1))
+MAX_HANGS = records.EXEC_MAX_HANGS_DEFAULT  # --max-hangs the tool gives every sweep (so it can check a max-hangs stop)
+MAX_DEATHS = 16  # cases that killed a shard's executor before the shard gives up ("max-crashes")
+FD_LOW, FD_HIGH = 64, 1024  # where the channel's descriptors land in the executor
+STOP_POLL_S = 0.5  # how often a silent serve executor is checked for being stopped
 
 
 class ExecutorError(CopyfuzzError):
@@ -35,18 +59,129 @@ class ExecutorError(CopyfuzzError):
         super().__init__(message, exit_code=2, details=details)
 
 
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "did not exit"
+    if returncode < 0:
+        return f"was killed by {signal_name(-returncode)}"
+    return f"exited with status {returncode}"
+
+
+def _stopped(pid: int) -> bool:
+    """Is the process stopped (SIGSTOP, SIGTSTP ...)? /proc, because waitpid would reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")
+
+
+def _at_random_fd(fd: int) -> int:
+    """An inheritable copy of fd at a free, randomly chosen descriptor number."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    high = min(FD_HIGH, soft) if soft > FD_LOW + 64 else FD_HIGH
+    for _ in range(1000):
+        n = FD_LOW + secrets.randbelow(high - FD_LOW)
+        try:
+            os.fstat(n)
+        except OSError:
+            os.dup2(fd, n, inheritable=True)
+            return n
+    raise ExecutorError("no free file descriptor for the executor's channel")
+
+
+class Channel:
+    """The private pipes and the control block of one executor process.
+
+    The case pipe carries the 16-byte seal key first, then (serve) case records; the
+    record pipe brings sealed records back. Both ends the executor gets sit at random
+    descriptor numbers, named by --cases-fd/--records-fd; the control block is a memfd
+    (--control-fd, struct cf_control)."""
+
+    def __init__(self) -> None:
+        self.key = (secrets.randbits(64), secrets.randbits(64))
+        self.seq = 0  # the next record's place in the stream
+        self.control_fd = os.memfd_create("copyfuzz-control", 0)  # inherited: no MFD_CLOEXEC
+        os.ftruncate(self.control_fd, records.CONTROL_SIZE)
+        self._map = mmap.mmap(self.control_fd, records.CONTROL_SIZE)
+        self._control = records.ControlStruct.from_buffer(self._map)
+        cases_r, self.cases_w = os.pipe()
+        self.records_r, records_w = os.pipe()
+        self._theirs = [_at_random_fd(cases_r), _at_random_fd(records_w)]
+        os.close(cases_r)
+        os.close(records_w)
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return (*self._theirs, self.control_fd)
+
+    def options(self) -> list[str]:
+        return ["--cases-fd", str(self._theirs[0]), "--records-fd", str(self._theirs[1]),
+                "--control-fd", str(self.control_fd)]
+
+    def handed_over(self) -> None:
+        """The executor has its ends: drop ours (so its death is EOF here), send the key."""
+        for fd in self._theirs:
+            os.close(fd)
+        self._theirs = []
+        os.write(self.cases_w, struct.pack("<QQ", *self.key))  # 16 bytes: a pipe takes them at once
+
+    def check(self, data: bytes) -> bool:
+        """Is this the next record of the stream, sealed with our key?"""
+        ok = records.sealed(self.key, self.seq, data)
+        self.seq += 1
+        return ok
+
+    def control(self) -> tuple[int, int, list[int]]:
+        """(cases begun, the id of the last one begun, class counts) as the executor left them."""
+        c = self._control
+        if c.magic != records.CONTROL_MAGIC:
+            return 0, 0, [0] * records.CONTROL_COUNTS
+        return int(c.started), int(c.current), list(c.counts)
+
+    def end_cases(self) -> None:
+        """Close the case pipe: a serving executor exits 0 at its end."""
+        if self.cases_w >= 0:
+            os.close(self.cases_w)
+            self.cases_w = -1
+
+    def close(self) -> None:
+        self.end_cases()
+        for fd in (*self._theirs, self.records_r):
+            os.close(fd)
+        self._theirs = []
+        self.records_r = -1
+        del self._control
+        self._map.close()
+        os.close(self.control_fd)
+
+
 def _start(argv: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
+    """An executor with stdin closed and stdout and stderr merged into one message pipe."""
     try:
         return subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0,
             pass_fds=pass_fds,
         )
     except OSError as e:
         raise ExecutorError(f"cannot start {' '.join(argv)}: {e.strerror}") from e
 
 
-class _StderrTail:
-    """Drains a process's stderr in the background (a full pipe would block it)."""
+# Control characters a routine may write (all but tab and newline) shown as "?".
+_UNPRINTABLE = {c: "?" for c in (*range(0, 9), *range(11, 32), 127)}
+
+
+class _Messages:
+    """Drains a process's stdout and stderr in the background (a full pipe would block it):
+    whatever the routine writes there ends up here, as text for messages, never as records."""
 
     def __init__(self, stream: IO[bytes] | None) -> None:
         self._buf = bytearray()
@@ -58,12 +193,12 @@ class _StderrTail:
             return
         for chunk in iter(lambda: stream.read(4096), b""):
             self._buf += chunk
-            if len(self._buf) > STDERR_KEEP:
-                del self._buf[: len(self._buf) - STDERR_KEEP]
+            if len(self._buf) > MESSAGES_KEEP:
+                del self._buf[: len(self._buf) - MESSAGES_KEEP]
 
     def text(self, wait: float = 1.0) -> str:
         self._thread.join(wait)
-        return self._buf.decode(errors="replace").rstrip()
+        return self._buf.decode(errors="replace").translate(_UNPRINTABLE).rstrip()
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -73,6 +208,12 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 # ---- info ----
@@ -104,20 +245,46 @@ def info(argv: list[str], timeout_s: float = 60.0) -> dict[str, str]:
 # ---- serve ----
 
 
+def death_result(case: records.Case, cls: str, signum: int = 0) -> records.Result:
+    """The result of a case during which the executor died (crash) or went silent (hang)."""
+    mask = records.class_mask([cls])
+    profile = records.PROFILES[case.profile] if case.profile < len(records.PROFILES) else "exact"
+    return records.Result(type=records.RESULT_CASE, id=case.id, classes=mask,
+                          errors=mask & records.ERROR_MASK[profile], signal=signum)
+
+
 class Server:
-    """One `executor serve` process: send a case record, get its result record."""
+    """One `executor serve` process: send a case record, get its result record.
+
+    If the executor dies, stops, goes silent or breaks the channel during a case, run()
+    returns a `crash` (silent: `hang`) result for that case, says how in last_death, and
+    starts a fresh executor for the next case. A failure before the case began (the
+    executor cannot start, say) is an ExecutorError."""
 
     def __init__(self, argv: list[str], *, timeout_ms: int | None = None, read_timeout_s: float = 60.0,
                  plugin: "PluginMemory | None" = None, bare: bool = False) -> None:
-        args = [*(plugin.wrap(argv) if plugin else argv), "serve",
-                *(plugin.executor_options() if plugin else []), *(["--bare"] if bare else [])]
+        self._args = [*(plugin.wrap(argv) if plugin else argv), "serve",
+                      *(plugin.executor_options() if plugin else []), *(["--bare"] if bare else [])]
         if timeout_ms is not None:
-            args += ["--timeout-ms", str(timeout_ms)]
+            self._args += ["--timeout-ms", str(timeout_ms)]
+        self._pass_fds = plugin.pass_fds if plugin else ()
         self.name = argv[-1]
         # Never give up on a case before the executor's own watchdog could have fired.
         self.read_timeout_s = max(read_timeout_s, 2 * (timeout_ms or 0) / 1000 + 30) if timeout_ms else read_timeout_s
-        self.proc = _start(args, plugin.pass_fds if plugin else ())
-        self._stderr = _StderrTail(self.proc.stderr)
+        self.last_death: str | None = None  # how the executor ended during the last case, if it did
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._start()
+
+    def _start(self) -> None:
+        self.channel = Channel()
+        try:
+            self.proc = _start([*self._args, *self.channel.options()], (*self._pass_fds, *self.channel.pass_fds))
+            self.channel.handed_over()
+        except BaseException:
+            self.channel.close()
+            raise
+        self._messages = _Messages(self.proc.stdout)
+        self._sent = 0  # cases written to this process
 
     def __enter__(self) -> "Server":
         return self
@@ -125,73 +292,108 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _died(self, what: str) -> ExecutorError:
-        _kill(self.proc)
-        return ExecutorError(
-            f"{self.name} serve {what} (exit status {self.proc.returncode})", self._stderr.text()
-        )
-
-    def _read_exact(self, size: int) -> bytes:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
+    def _read(self, size: int) -> tuple[bytes, str | None]:
+        """(size bytes of records, None), or (b"", "eof" | "timeout" | "stopped")."""
+        assert self.proc is not None
+        fd = self.channel.records_r
         deadline = time.monotonic() + self.read_timeout_s
         buf = bytearray()
         while len(buf) < size:
             left = deadline - time.monotonic()
-            ready, _, _ = select.select([fd], [], [], max(left, 0))
+            if left <= 0:
+                return b"", "timeout"
+            ready, _, _ = select.select([fd], [], [], min(left, STOP_POLL_S))
             if not ready:
-                _kill(self.proc)
-                raise ExecutorError(
-                    f"{self.name} serve gave no result within {self.read_timeout_s:.0f} s (killed it)",
-                    self._stderr.text(),
-                )
+                if _stopped(self.proc.pid):
+                    return b"", "stopped"
+                continue
             chunk = os.read(fd, size - len(buf))
             if not chunk:
-                raise self._died("ended its output in the middle of a result" if buf else "exited without a result")
+                return b"", "eof"
             buf += chunk
-        return bytes(buf)
+        return bytes(buf), None
+
+    def _end(self) -> tuple[int | None, str]:
+        """Stop this process for good: its exit status and what it said."""
+        assert self.proc is not None
+        proc, self.proc = self.proc, None
+        try:
+            proc.wait(timeout=5)  # on EOF it is exiting anyway; anything else gets killed
+        except subprocess.TimeoutExpired:
+            pass
+        _kill(proc)
+        text = self._messages.text()
+        self.channel.close()
+        return proc.returncode, text
+
+    def _failed(self, case: records.Case, why: str) -> records.Result:
+        begun = self.channel.control()[0] >= self._sent
+        if why in ("timeout", "stopped") or why.startswith("broke"):
+            assert self.proc is not None
+            self.proc.kill()  # before waiting: it will not end by itself
+        returncode, text = self._end()
+        death = {"eof": describe_exit(returncode),
+                 "timeout": f"gave no result within {self.read_timeout_s:.0f} s (killed it)",
+                 "stopped": "was stopped (SIGSTOP or the like; killed it)"}.get(why, why)
+        if not begun:
+            raise ExecutorError(f"{self.name} serve {death} before it ran the case", text)
+        self.last_death = f"the executor {death} during this case"
+        signum = -returncode if why == "eof" and returncode is not None and returncode < 0 else 0
+        return death_result(case, "hang" if why == "timeout" else "crash", signum)
 
     def run(self, case: records.Case) -> records.Result:
-        assert self.proc.stdin is not None
+        self.last_death = None
+        if self.proc is None:
+            self._start()
+        self._sent += 1
         try:
-            self.proc.stdin.write(case.pack())
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._died("is gone")
-        data = self._read_exact(records.RESULT_SIZE)
+            _write_all(self.channel.cases_w, case.pack())
+        except OSError:
+            return self._failed(case, "eof")
+        data, why = self._read(records.RESULT_SIZE)
+        if why is not None:
+            return self._failed(case, why)
+        if not self.channel.check(data):
+            return self._failed(case, "broke its channel: a record failed its seal check")
         result = records.Result.unpack(data)
-        if result.magic != records.RESULT_MAGIC:
-            _kill(self.proc)
-            raise ExecutorError(f"{self.name} serve wrote something that is not a result record (magic {result.magic:#x})")
+        if result.id != case.id or result.type not in (records.RESULT_CASE, records.RESULT_ERROR):
+            return self._failed(case, f"broke its channel: answered case {case.id} with a "
+                                      f"type {result.type} record for id {result.id}")
         return result
 
     def time(self, case: records.Case, reps: int, chunk: int = 256) -> float:
         """Seconds to run the same case reps times, sent in chunks so that neither
-        pipe fills up while the other side waits."""
-        assert self.proc.stdin is not None
+        pipe fills up while the other side waits (no per-record checks: timing only)."""
+        if self.proc is None:
+            self._start()
         started = time.perf_counter()
         left = reps
         while left:
             k = min(chunk, left)
             try:
-                self.proc.stdin.write(case.pack() * k)
-                self.proc.stdin.flush()
-            except (BrokenPipeError, OSError):
-                raise self._died("stopped reading cases") from None
-            self._read_exact(k * records.RESULT_SIZE)
+                _write_all(self.channel.cases_w, case.pack() * k)
+            except OSError:
+                why: str | None = "eof"
+            else:
+                _, why = self._read(k * records.RESULT_SIZE)
+            if why is not None:
+                returncode, text = self._end()
+                raise ExecutorError(f"{self.name} serve stopped answering while timed ({why}, "
+                                    f"{describe_exit(returncode)})", text)
+            self.channel.seq += k
             left -= k
         return time.perf_counter() - started
 
     def close(self) -> None:
-        if self.proc.stdin and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+        if self.proc is None:
+            return
+        self.channel.end_cases()
+        proc = self.proc
         try:
-            self.proc.wait(timeout=10)
+            proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            _kill(self.proc)
+            pass
+        self._end()
 
 
 # ---- sweep stream ----
@@ -206,11 +408,22 @@ class Finding:
 
 
 class StreamParser:
-    """Cuts a sweep's byte stream into records, told apart by their magic."""
+    """Cuts a sweep's byte stream into records, told apart by their magic, each checked
+    against its seal (key, and its place in the stream)."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: tuple[int, int] = (0, 0)) -> None:
         self._buf = bytearray()
         self._pending: records.Case | None = None
+        self._key = key
+        self._seq = 0
+
+    def _take(self, size: int) -> bytes:
+        data = bytes(self._buf[:size])
+        del self._buf[:size]
+        if not records.sealed(self._key, self._seq, data):
+            raise ExecutorError(f"record {self._seq} fails its seal check (bytes the executor did not write)")
+        self._seq += 1
+        return data
 
     def feed(self, data: bytes) -> list[Finding | records.Result]:
         self._buf += data
@@ -220,29 +433,28 @@ class StreamParser:
             if magic == records.CASE_MAGIC:
                 if len(self._buf) < records.CASE_SIZE:
                     break
+                case = records.Case.unpack(self._take(records.CASE_SIZE))
                 if self._pending is not None:
-                    raise ExecutorError("sweep stream out of order: two case records in a row")
-                self._pending = records.Case.unpack(bytes(self._buf[: records.CASE_SIZE]))
-                del self._buf[: records.CASE_SIZE]
+                    raise ExecutorError("out of order: two case records in a row")
+                self._pending = case
             elif magic == records.RESULT_MAGIC:
                 if len(self._buf) < records.RESULT_SIZE:
                     break
-                result = records.Result.unpack(bytes(self._buf[: records.RESULT_SIZE]))
-                del self._buf[: records.RESULT_SIZE]
+                result = records.Result.unpack(self._take(records.RESULT_SIZE))
                 if result.type == records.RESULT_CASE:
                     if self._pending is None or self._pending.id != result.id:
-                        raise ExecutorError(f"sweep stream out of order: result {result.id} without its case record")
+                        raise ExecutorError(f"out of order: result {result.id} without its case record")
                     out.append(Finding(self._pending, result))
                     self._pending = None
                 else:
                     out.append(result)
             else:
-                raise ExecutorError(f"sweep stream out of sync: unknown record magic {magic:#010x}")
+                raise ExecutorError(f"out of sync: unknown record magic {magic:#010x}")
         return out
 
     def finish(self) -> None:
         if self._buf or self._pending is not None:
-            raise ExecutorError("sweep stream ended in the middle of a record")
+            raise ExecutorError("ended in the middle of a record")
 
 
 @dataclass(frozen=True)
@@ -266,8 +478,9 @@ class Finished:
     counts: dict[str, int]  # class -> cases showing it
     reproducers: dict[str, Finding]
     elapsed_s: float
-    stderr: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)  # what the executors wrote on stdout and stderr
     stopped: list[str] = field(default_factory=list)  # why shards stopped early, if any
+    deaths: list[str] = field(default_factory=list)  # cases that killed an executor, and how
 
 
 class Reproducers:
@@ -291,114 +504,345 @@ class Reproducers:
 _EOF = object()
 
 
-def _read_stream(shard: int, proc: subprocess.Popen[bytes], q: "queue.Queue[tuple[int, object]]") -> None:
-    parser = StreamParser()
-    assert proc.stdout is not None
-    try:
-        while True:
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            for item in parser.feed(chunk):
-                q.put((shard, item))
-        parser.finish()
-    except Exception as e:  # handed to the main thread, which reports it
-        q.put((shard, e))
-    q.put((shard, _EOF))
+class _Segment:
+    """One executor process running a shard's cases with ids in [start, end), with the
+    thread that reads its records into a queue."""
+
+    def __init__(self, shard: int, start: int, planned: int, argv: list[str], pass_fds: tuple[int, ...],
+                 q: "queue.Queue[tuple[_Segment, object]]") -> None:
+        self.shard, self.start, self.planned = shard, start, planned
+        self.channel = Channel()
+        try:
+            self.proc = _start([*argv, *self.channel.options()], (*pass_fds, *self.channel.pass_fds))
+            self.channel.handed_over()
+        except BaseException:
+            self.channel.close()
+            raise
+        self.channel.end_cases()  # a sweep reads nothing after the key
+        self.messages = _Messages(self.proc.stdout)
+        self.done: int | None = None  # DONE's count
+        self.why = 0  # DONE's aux
+        self.announced: int | None = None  # the first PROGRESS's total
+        self.progress = 0
+        self.counts: dict[str, int] = {}
+        self.seen = 0  # classes of its findings
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read, args=(q,), daemon=True)
+        self._reader.start()
+
+    def _read(self, q: "queue.Queue[tuple[_Segment, object]]") -> None:
+        parser = StreamParser(self.channel.key)
+        fd = self.channel.records_r
+        try:
+            while not self._stop.is_set():
+                ready, _, _ = select.select([fd], [], [], 0.2)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    parser.finish()
+                    q.put((self, _EOF))
+                    return
+                for item in parser.feed(chunk):
+                    q.put((self, item))
+        except Exception as e:  # handed to the main thread, which judges it
+            q.put((self, e))
+
+    def take(self, item: object) -> str | None:
+        """Book one item of the stream; what is wrong with it, if anything."""
+        if isinstance(item, Exception):
+            return f"broke its record stream ({item})"
+        if isinstance(item, Finding):
+            self.seen |= item.result.classes
+            return None
+        assert isinstance(item, records.Result)
+        if item.type == records.RESULT_PROGRESS:
+            if self.announced is None:
+                self.announced = item.ret
+            self.progress = item.id
+        elif item.type == records.RESULT_COUNT:
+            cls = records.class_of_bit(item.aux)
+            self.counts[cls] = self.counts.get(cls, 0) + item.id
+        elif item.type == records.RESULT_DONE:
+            self.done, self.why = item.id, item.aux
+        elif item.type == records.RESULT_ERROR:
+            return f"rejected a case it generated: {records.case_error_message(item.aux)}"
+        else:
+            return f"wrote a result of unknown type {item.type}"
+        return None
+
+    def verdict(self, stop_mask: int) -> str | None:
+        """After a clean exit: why its account cannot be believed, or None."""
+        if self.done is None:
+            return "ended its stream without DONE"
+        if self.announced != self.planned:
+            return f"announced {self.announced} cases, but the plan has {self.planned}"
+        if self.why == 0 and self.done != self.planned:
+            return f"reported {self.done} cases run, but the plan has {self.planned}"
+        if self.why == 1 and not (self.done <= self.planned and stop_mask
+                                  and self.seen & stop_mask == stop_mask):
+            return "claimed to have met its stop mask, but its findings do not"
+        if self.why == 2 and not (self.done <= self.planned and self.counts.get("hang", 0) >= MAX_HANGS):
+            return "claimed to have stopped on hangs, but did not count enough of them"
+        if self.why not in (0, *STOP_REASONS):
+            return f"ended for an unknown reason ({self.why})"
+        return None
+
+    def end(self) -> tuple[int | None, str, tuple[int, int, list[int]]]:
+        """Kill it if it still runs: its exit status, what it said, and its control block."""
+        _kill(self.proc)
+        control = self.channel.control()
+        self._stop.set()
+        self._reader.join(5)
+        text = self.messages.text()
+        if not self._reader.is_alive():  # else it may still read the fd: leave it open
+            self.channel.close()
+        return self.proc.returncode, text, control
+
+
+@dataclass
+class _Shard:
+    index: int
+    segment: _Segment | None = None
+    cases: int = 0  # run in its judged segments
+    counts: dict[str, int] = field(default_factory=dict)
+    deaths: int = 0
+    messages: list[str] = field(default_factory=list)
+
+
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for cls, n in counts.items():
+        into[cls] = into.get(cls, 0) + n
+
+
+def _control_counts(counts: list[int]) -> dict[str, int]:
+    return {records.class_of_bit(bit): n for bit, n in enumerate(counts) if n}
 
 
 def sweep(
     argv: list[str],
-    options: list[str],
+    plan: "SweepPlan",
     *,
     jobs: int = 1,
+    timeout_ms: int | None = None,
+    stop_mask: int = 0,
     stall_timeout_s: float = 600.0,  # PROGRESS comes every 8192 cases; slow cases under QEMU
     plugins: "list[PluginMemory] | None" = None,
+    label: str | None = None,
 ) -> Iterator[Progress | NewReproducer | Finished]:
-    """Run `executor sweep OPTIONS` as `jobs` shards and merge their streams; with
-    plugins (one per shard) each shard runs under the QEMU plugin (--memcheck)."""
+    """Run `executor sweep` over the plan as `jobs` shards and merge their streams; with
+    plugins (one per shard) each shard runs under the QEMU plugin (--memcheck). label
+    names the routine in messages (default: the executor's path)."""
     jobs = max(1, jobs)
-    name = argv[-1]
+    name = label or argv[-1]
     started = time.monotonic()
-    q: queue.Queue[tuple[int, object]] = queue.Queue()
-    procs: list[subprocess.Popen[bytes]] = []
-    tails: list[_StderrTail] = []
-    try:
-        for shard in range(jobs):
-            shard_opts = ["--shard", f"{shard}/{jobs}"] if jobs > 1 else []
-            plugin = plugins[shard] if plugins else None
-            proc = _start([*(plugin.wrap(argv) if plugin else argv), "sweep", *options, *shard_opts,
-                           *(plugin.executor_options() if plugin else [])],
-                          plugin.pass_fds if plugin else ())
-            assert proc.stdin is not None
-            proc.stdin.close()
-            procs.append(proc)
-            tails.append(_StderrTail(proc.stderr))
-            threading.Thread(target=_read_stream, args=(shard, proc, q), daemon=True).start()
+    q: queue.Queue[tuple[_Segment, object]] = queue.Queue()
+    shards = [_Shard(i) for i in range(jobs)]
+    options = [*plan.options(), "--max-hangs", str(MAX_HANGS)]
+    if timeout_ms is not None:
+        options += ["--timeout-ms", str(timeout_ms)]
+    if stop_mask:
+        options += ["--stop-mask", f"{stop_mask:#x}"]
+    total = plan.count()
+    best = Reproducers()
+    stopped: list[str] = []
+    deaths: list[tuple[int, str]] = []
 
-        def who(shard: int) -> str:
-            return f"{name} sweep" + (f" (shard {shard}/{jobs})" if jobs > 1 else "")
+    def who(shard: int) -> str:
+        return f"{name} sweep" + (f" (shard {shard}/{jobs})" if jobs > 1 else "")
 
-        progress = [(0, 0)] * jobs
-        done: list[int | None] = [None] * jobs
-        counts: dict[str, int] = {}
-        best = Reproducers()
-        live = set(range(jobs))
-        stopped: list[str] = []
-        while live:
-            try:
-                shard, item = q.get(timeout=stall_timeout_s)
-            except queue.Empty:
-                raise ExecutorError(
-                    f"{name} sweep wrote nothing for {stall_timeout_s:.0f} s: stopped it",
-                    "\n".join(t.text(0.1) for t in tails),
-                ) from None
-            if item is _EOF:
-                live.discard(shard)
-                proc = procs[shard]
+    def spec_of(case: records.Case) -> str:
+        return format_spec(from_case(name, case))
+
+    def segment(shard: int, start: int, end: int, into: "queue.Queue[tuple[_Segment, object]]") -> _Segment:
+        plugin = plugins[shard] if plugins else None
+        shard_opts = ["--shard", f"{shard}/{jobs}"] if jobs > 1 else []
+        range_opts = (["--start", str(start)] if start else []) + (["--end", str(end)] if end != NO_END else [])
+        return _Segment(
+            shard, start, plan.count(shard, jobs, start, end),
+            [*(plugin.wrap(argv) if plugin else argv), "sweep", *options, *shard_opts, *range_opts,
+             *(plugin.executor_options() if plugin else [])],
+            plugin.pass_fds if plugin else (), into)
+
+    def launch(sh: _Shard, start: int) -> None:
+        sh.segment = segment(sh.index, start, NO_END, q)
+
+    def progress() -> Progress:
+        return Progress(sum(sh.cases + (sh.segment.progress if sh.segment else 0) for sh in shards), total)
+
+    def alone(sh: _Shard, case: records.Case, what: str, details: str) -> tuple[records.Result, str | None]:
+        """The case in a fresh serve: its result, and how that executor died, if it did."""
+        try:
+            with Server(argv, timeout_ms=timeout_ms, plugin=plugins[sh.index] if plugins else None) as server:
+                return server.run(case), server.last_death
+        except ExecutorError as e:
+            raise ExecutorError(f"{who(sh.index)} {what}; running case {spec_of(case)} alone failed too: {e}",
+                                "\n".join(t for t in (details, e.details) if t)) from e
+
+    def probe(shard: int, start: int, end: int) -> tuple[bool, int, list[int]]:
+        """Run the shard's cases with ids in [start, end) again: do they go wrong? With
+        the cases begun and the class counts of that run."""
+        pq: queue.Queue[tuple[_Segment, object]] = queue.Queue()
+        seg = segment(shard, start, end, pq)
+        failed = True
+        heard = time.monotonic()
+        try:
+            while True:
                 try:
-                    proc.wait(timeout=30)
+                    _, item = pq.get(timeout=STOP_POLL_S)
+                except queue.Empty:
+                    if _stopped(seg.proc.pid) or time.monotonic() - heard >= stall_timeout_s:
+                        break
+                    continue
+                heard = time.monotonic()
+                if item is _EOF:
+                    try:
+                        seg.proc.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        break
+                    failed = seg.proc.returncode != 0 or seg.verdict(stop_mask) is not None
+                    break
+                if seg.take(item):
+                    break
+        finally:
+            _, _, (begun, _, counts) = seg.end()
+        return failed, begun, counts
+
+    def narrow(sh: _Shard, start: int, last: int, what: str, details: str) -> tuple[int, int, list[int]]:
+        """The first case of the shard's ids [start, last] after which a run goes wrong
+        (bisection over runs from start), with the cases begun and counts of that run."""
+        first = start + (sh.index - start) % jobs
+        lo, hi = 0, (last - first) // jobs
+        run: tuple[int, list[int]] | None = None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            failed, begun, counts = probe(sh.index, start, first + mid * jobs + 1)
+            if failed:
+                hi, run = mid, (begun, counts)
+            else:
+                lo = mid + 1
+        if run is None:
+            failed, begun, counts = probe(sh.index, start, first + lo * jobs + 1)
+            if not failed:
+                raise ExecutorError(f"{who(sh.index)} {what}, but its cases run again do not", details)
+            run = (begun, counts)
+        return first + lo * jobs, *run
+
+    def broken(sh: _Shard, problem: str | None, caught_in_the_act: bool = True) -> Iterator[NewReproducer]:
+        """The segment went wrong: find the case that did it, run it alone, and go on
+        after it (a crash or hang finding), or give up (ExecutorError). Caught in the act
+        (it died, stopped or went silent), the case it was running is the suspect; a bad
+        stream or account is seen later than it was made, so the suspect is narrowed."""
+        seg = sh.segment
+        assert seg is not None
+        start = seg.start
+        returncode, text, (begun, current, ctl_counts) = seg.end()
+        sh.segment = None
+        sh.messages.append(text)
+        what = problem or (f"{describe_exit(returncode)} without finishing its stream" if returncode == 0
+                           else describe_exit(returncode))
+        details = "\n".join(t for t in sh.messages if t)
+        if begun == 0:
+            raise ExecutorError(f"{who(sh.index)} {what} before its first case", details)
+        case = plan.case_at(current) if current % jobs == sh.index and current >= start else None
+        if case is None:
+            raise ExecutorError(f"{who(sh.index)} {what}; its control block names case {current}, "
+                                "which is not one of its cases", details)
+        result, death = alone(sh, case, what, details) if caught_in_the_act else (records.Result(), None)
+        if death is None:
+            culprit, begun, ctl_counts = narrow(sh, start, current, what, details)
+            case = plan.case_at(culprit)
+            assert case is not None
+            result, death = alone(sh, case, what, details)
+            if death is None:
+                raise ExecutorError(
+                    f"{who(sh.index)} {what}; it goes wrong at case {spec_of(case)} after the cases "
+                    "before it, but that case alone is fine, so this is not a finding", details)
+        deaths.append((case.id, f"{spec_of(case)}: {death}"
+                       + ("" if what in death else f" (in the sweep: it {what})")))
+        sh.cases += begun
+        _add_counts(sh.counts, _control_counts(ctl_counts))
+        _add_counts(sh.counts, {c: 1 for c in result.class_list})
+        for cls in best.add(Finding(case, result)):
+            yield NewReproducer(cls, case, result)
+        sh.deaths += 1
+        if sh.deaths >= MAX_DEATHS:
+            if "max-crashes" not in stopped:
+                stopped.append("max-crashes")
+        elif plan.count(sh.index, jobs, case.id + 1):
+            launch(sh, case.id + 1)
+
+    try:
+        for sh in shards:
+            if plan.count(sh.index, jobs):
+                launch(sh, 0)
+        last_heard = time.monotonic()
+        while any(sh.segment for sh in shards):
+            try:
+                seg, item = q.get(timeout=STOP_POLL_S)
+            except queue.Empty:
+                silent = time.monotonic() - last_heard >= stall_timeout_s
+                for sh in shards:
+                    if sh.segment and _stopped(sh.segment.proc.pid):
+                        yield from broken(sh, "was stopped (SIGSTOP or the like; killed it)")
+                    elif sh.segment and silent:
+                        yield from broken(sh, f"wrote nothing for {stall_timeout_s:.0f} s (killed it)")
+                if silent:
+                    last_heard = time.monotonic()
+                continue
+            last_heard = time.monotonic()
+            sh = shards[seg.shard]
+            if seg is not sh.segment:
+                continue  # from a segment already judged
+            if item is _EOF:
+                try:
+                    seg.proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    _kill(proc)
-                    raise ExecutorError(f"{who(shard)} closed its output but did not exit", tails[shard].text())
-                if proc.returncode != 0:
-                    raise ExecutorError(f"{who(shard)} exited with status {proc.returncode}", tails[shard].text())
-                if done[shard] is None:
-                    raise ExecutorError(f"{who(shard)} ended its stream without DONE", tails[shard].text())
-            elif isinstance(item, Exception):
-                _kill(procs[shard])
-                raise ExecutorError(f"{who(shard)}: {item}", tails[shard].text())
+                    yield from broken(sh, "closed its output but did not exit")
+                    continue
+                if seg.proc.returncode != 0:
+                    yield from broken(sh, None)
+                    continue
+                problem = seg.verdict(stop_mask)
+                if problem:
+                    # Exited 0 mid-stream is a death in the act; a wrong account is not.
+                    yield from broken(sh, problem, caught_in_the_act=seg.done is None)
+                    continue
+                assert seg.done is not None
+                _, text, _ = seg.end()
+                sh.messages.append(text)
+                sh.segment = None
+                sh.cases += seg.done
+                _add_counts(sh.counts, seg.counts)
+                if seg.why in STOP_REASONS and STOP_REASONS[seg.why] not in stopped:
+                    stopped.append(STOP_REASONS[seg.why])
+                continue
+            problem = seg.take(item)
+            if problem:
+                yield from broken(sh, problem, caught_in_the_act=False)
             elif isinstance(item, Finding):
                 for cls in best.add(item):
                     yield NewReproducer(cls, item.case, item.result)
-            elif isinstance(item, records.Result):
-                if item.type == records.RESULT_PROGRESS:
-                    progress[shard] = (item.id, item.ret)
-                    yield Progress(sum(p[0] for p in progress), sum(p[1] for p in progress))
-                elif item.type == records.RESULT_COUNT:
-                    cls = records.class_of_bit(item.aux)
-                    counts[cls] = counts.get(cls, 0) + item.id
-                elif item.type == records.RESULT_DONE:
-                    done[shard] = item.id
-                    if item.aux in STOP_REASONS and STOP_REASONS[item.aux] not in stopped:
-                        stopped.append(STOP_REASONS[item.aux])
-                elif item.type == records.RESULT_ERROR:
-                    raise ExecutorError(f"{who(shard)} rejected a case: {records.case_error_message(item.aux)}")
-                else:
-                    raise ExecutorError(f"{who(shard)} wrote a result of unknown type {item.type}")
+            elif isinstance(item, records.Result) and item.type == records.RESULT_PROGRESS:
+                yield progress()
+        counts: dict[str, int] = {}
+        for sh in shards:
+            _add_counts(counts, sh.counts)
         ordered = {c: counts[c] for c in records.CLASS_NAMES if c in counts}
         ordered.update({c: n for c, n in counts.items() if c not in ordered})
         yield Finished(
-            cases=sum(d or 0 for d in done),
+            cases=sum(sh.cases for sh in shards),
             counts=ordered,
             reproducers=dict(best.best),
             elapsed_s=time.monotonic() - started,
-            stderr=[t.text(1.0) for t in tails if t.text(1.0)],
+            stderr=[t for sh in shards for t in sh.messages if t],
             stopped=stopped,
+            deaths=[text for _, text in sorted(deaths)],
         )
     finally:
-        for proc in procs:
-            _kill(proc)
+        for sh in shards:
+            if sh.segment:
+                sh.segment.end()
 
 
 def executor_argv(root: Path, elf: str, prefix: list[str]) -> list[str]:

@@ -1,12 +1,17 @@
-"""Python mirror of harness/records.h: case and result records, classes, enums.
+"""Python mirror of harness/records.h: case and result records, classes, enums, the
+control block, the seal, and the case-validity rules.
 
-records.h is the one definition; tests/test_records.py compiles a C program against it
-and compares every size, offset and enumerator with this module, so the two cannot
+records.h is the one definition (its layouts are X-macros); tests/test_records.py
+compiles a C program that walks those X-macros and compares every field's name, offset,
+size and C type, every enumerator and constant with this module, and checks
+case_check() against the C cf_case_check_for() through libcfref.so, so the two cannot
 drift apart silently.
 """
 
 from __future__ import annotations
 
+import ctypes
+import operator
 import struct
 from dataclasses import dataclass, fields
 from typing import NamedTuple
@@ -15,6 +20,7 @@ PAGE_SIZE = 4096
 MAX_LEN = 1 << 20
 CANARY_LEN = 64
 NO_FAULT = (1 << 64) - 1
+MAX_FAULT = MAX_LEN + PAGE_SIZE  # CF_MAX_FAULT: positions past it are refused
 
 CASE_MAGIC = 0x31434643  # "CFC1"
 RESULT_MAGIC = 0x31524643  # "CFR1"
@@ -44,7 +50,8 @@ CLASSES: tuple[ClassInfo, ...] = (
     ClassInfo("unhandled-fault", 8, "CF_UNHANDLED_FAULT", "a fault with no exception-table fixup"),
     ClassInfo("hang", 9, "CF_HANG", "did not return before the watchdog fired"),
     ClassInfo("register-clobber", 10, "CF_REGISTER_CLOBBER", "a callee-saved register or sp/gp/tp/ra was not preserved"),
-    ClassInfo("crash", 11, "CF_CRASH", "died of a signal that was not a user-access fault"),
+    ClassInfo("crash", 11, "CF_CRASH",
+              "died of a signal that was not a user-access fault, or ended its executor"),
     ClassInfo("sum-left-enabled", 12, "CF_SUM_LEFT_ENABLED",
               "returned with user access (SR_SUM) still enabled"),
     ClassInfo("load-out-of-bounds", 13, "CF_LOAD_OUT_OF_BOUNDS",
@@ -98,6 +105,8 @@ EXEC_TIMEOUT_MS_MAX = 600_000
 EXEC_MAX_HANGS_DEFAULT = 16
 
 # enum cf_case_error: (name, message), by value.
+CASE_OK, CASE_BAD_MAGIC, CASE_BAD_KIND, CASE_BAD_PROFILE, CASE_TOO_LONG, CASE_BAD_OFFSET, \
+    CASE_SRC_UNREACHABLE, CASE_DST_UNREACHABLE, CASE_KIND_MISMATCH = range(9)
 CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("ok", "the case is well formed"),
     ("bad-magic", "the record is not a case record (bad magic)"),
@@ -128,7 +137,8 @@ def reg_names(mask: int) -> list[str]:
 
 # ---- records ----
 # (field name, struct code) in declaration order; "<" = little-endian, no padding,
-# which matches the C layout because records.h orders fields to need none.
+# which matches the C layout because records.h orders fields to need none. The codes
+# are checked against the X-macros' C types (uint32_t is "I", int64_t "q", ...).
 CASE_LAYOUT: tuple[tuple[str, str], ...] = (
     ("magic", "I"),
     ("kind", "H"),
@@ -139,7 +149,8 @@ CASE_LAYOUT: tuple[tuple[str, str], ...] = (
     ("dst_off", "I"),
     ("src_fault", "Q"),
     ("dst_fault", "Q"),
-    ("reserved", "2Q"),
+    ("reserved", "Q"),
+    ("seal", "Q"),
 )
 RESULT_LAYOUT: tuple[tuple[str, str], ...] = (
     ("magic", "I"),
@@ -164,8 +175,32 @@ RESULT_LAYOUT: tuple[tuple[str, str], ...] = (
     ("fixup_pc", "Q"),
     ("dst", "Q"),
     ("src", "Q"),
-    ("reserved", "Q"),
+    ("seal", "Q"),
 )
+CONTROL_MAGIC = 0x314B4643  # "CFK1"
+CONTROL_VERSION = 1
+CONTROL_COUNTS = 16
+CONTROL_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("magic", "I"),
+    ("version", "I"),
+    ("started", "Q"),
+    ("current", "Q"),
+    ("counts", f"{CONTROL_COUNTS}Q"),
+)
+# struct cf_sweep_cfg (harness/cases.h): not a record, but the tool hands it to
+# libcfref.so (plan.py), so it is mirrored and checked the same way.
+SWEEP_CFG_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("kind", "H"),
+    ("profile", "H"),
+    ("szreg", "I"),
+    ("min_len", "Q"),
+    ("max_len", "Q"),
+    ("random_count", "Q"),
+    ("random_seed", "Q"),
+    ("random_max_len", "Q"),
+)
+LAYOUTS = {"case": CASE_LAYOUT, "result": RESULT_LAYOUT, "control": CONTROL_LAYOUT,
+           "sweep_cfg": SWEEP_CFG_LAYOUT}
 
 CASE_FORMAT = "<" + "".join(code for _, code in CASE_LAYOUT)
 RESULT_FORMAT = "<" + "".join(code for _, code in RESULT_LAYOUT)
@@ -173,6 +208,10 @@ CASE_STRUCT = struct.Struct(CASE_FORMAT)
 RESULT_STRUCT = struct.Struct(RESULT_FORMAT)
 CASE_SIZE = CASE_STRUCT.size
 RESULT_SIZE = RESULT_STRUCT.size
+# A record's fields in wire order, as one tuple (for pack).
+_CASE_FIELDS = operator.attrgetter(*(name for name, _ in CASE_LAYOUT))
+_RESULT_FIELDS = operator.attrgetter(*(name for name, _ in RESULT_LAYOUT))
+CONTROL_SIZE = struct.calcsize("<" + "".join(code for _, code in CONTROL_LAYOUT))
 assert CASE_SIZE == 64 and RESULT_SIZE == 128
 
 
@@ -197,22 +236,18 @@ class Case:
     dst_off: int
     src_fault: int = NO_FAULT
     dst_fault: int = NO_FAULT
-    reserved: tuple[int, int] = (0, 0)
+    reserved: int = 0
+    seal: int = 0  # only in the sweep's stream (records.h)
     magic: int = CASE_MAGIC
 
+    _WIRE_ORDER = tuple(name for name, _ in CASE_LAYOUT)
+
     def pack(self) -> bytes:
-        return CASE_STRUCT.pack(
-            self.magic, self.kind, self.profile, self.id, self.n, self.src_off,
-            self.dst_off, self.src_fault, self.dst_fault, *self.reserved,
-        )
+        return CASE_STRUCT.pack(*_CASE_FIELDS(self))
 
     @classmethod
     def unpack(cls, data: bytes) -> "Case":
-        (magic, kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault,
-         r0, r1) = CASE_STRUCT.unpack(data)
-        return cls(kind=kind, profile=profile, id=id_, n=n, src_off=src_off,
-                   dst_off=dst_off, src_fault=src_fault, dst_fault=dst_fault,
-                   reserved=(r0, r1), magic=magic)
+        return cls(**dict(zip(cls._WIRE_ORDER, CASE_STRUCT.unpack(data))))
 
 
 @dataclass(frozen=True)
@@ -238,14 +273,14 @@ class Result:
     fixup_pc: int = 0
     dst: int = 0
     src: int = 0
-    reserved: int = 0
+    seal: int = 0
     magic: int = RESULT_MAGIC
 
     # Field order of the wire record (magic first); not a dataclass field (no annotation).
     _WIRE_ORDER = tuple(name for name, _ in RESULT_LAYOUT)
 
     def pack(self) -> bytes:
-        return RESULT_STRUCT.pack(*(getattr(self, name) for name in self._WIRE_ORDER))
+        return RESULT_STRUCT.pack(*_RESULT_FIELDS(self))
 
     @classmethod
     def unpack(cls, data: bytes) -> "Result":
@@ -264,3 +299,89 @@ class Result:
 # Keep the dataclasses and the layouts in step (a cheap import-time check).
 assert {f.name for f in fields(Case)} == {name for name, _ in CASE_LAYOUT}
 assert {f.name for f in fields(Result)} == {name for name, _ in RESULT_LAYOUT}
+
+
+# ---- case validity: the one Python copy of cf_case_check_for() (harness/cases.c) ----
+
+
+def fault_reachable(off: int, fault: int) -> bool:
+    """Can a side at page offset off have its first inaccessible byte at fault?"""
+    return fault == NO_FAULT or fault == 0 or (off + fault) % PAGE_SIZE == 0
+
+
+def case_check(case: Case, kind: int | None = None) -> int:
+    """Why the executor would refuse the case (an enum cf_case_error value), or CASE_OK;
+    with kind, also whether it fits a routine of that kind. The same rules in the same
+    order as cf_case_check_for(); tests/test_case_check.py holds them to it."""
+    if case.magic != CASE_MAGIC:
+        return CASE_BAD_MAGIC
+    if case.kind >= len(KINDS):
+        return CASE_BAD_KIND
+    if case.profile >= len(PROFILES):
+        return CASE_BAD_PROFILE
+    if case.n > MAX_LEN:
+        return CASE_TOO_LONG
+    if case.src_off >= PAGE_SIZE or case.dst_off >= PAGE_SIZE:
+        return CASE_BAD_OFFSET
+    if KINDS[case.kind] != "clear" and (
+            not fault_reachable(case.src_off, case.src_fault)
+            or (case.src_fault != NO_FAULT and case.src_fault > MAX_FAULT)):
+        return CASE_SRC_UNREACHABLE
+    if (not fault_reachable(case.dst_off, case.dst_fault)
+            or (case.dst_fault != NO_FAULT and case.dst_fault > MAX_FAULT)):
+        return CASE_DST_UNREACHABLE
+    if kind is not None and case.kind != kind:
+        return CASE_KIND_MISMATCH
+    return CASE_OK
+
+
+# ---- the seal (cf_seal in records.h) ----
+
+_M64 = (1 << 64) - 1
+_SEAL_M1, _SEAL_M2 = 0x9E6C63D0676A9A99, 0xD8E5C0B2E25A3C6B
+_WORDS = {size: struct.Struct(f"<{size // 8 - 1}Q") for size in (CASE_SIZE, RESULT_SIZE)}
+
+
+def seal(key: tuple[int, int], seq: int, data: bytes) -> int:
+    """The keyed checksum of a record's bytes but its last 8 (the seal field itself),
+    at place seq of its stream. cf_seal_mix is written out in the loop: serve checks
+    every result, and a call per word would double the cost."""
+    words = _WORDS.get(len(data)) or struct.Struct(f"<{len(data) // 8 - 1}Q")
+    k1, m = key[1], _M64
+    h = key[0] ^ seq
+    for w in (0, *(x ^ k1 for x in words.unpack_from(data))):
+        h ^= w
+        h ^= h >> 31
+        h = (h * _SEAL_M1) & m
+        h ^= h >> 29
+        h = (h * _SEAL_M2) & m
+        h ^= h >> 32
+    return h
+
+
+def sealed(key: tuple[int, int], seq: int, data: bytes) -> bool:
+    return int.from_bytes(data[-8:], "little") == seal(key, seq, data)
+
+
+# ---- ctypes views of the layouts (libcfref.so, shared memory, tests) ----
+
+_CTYPES = {"B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64,
+           "q": ctypes.c_int64}
+
+
+def ctypes_struct(name: str, layout: tuple[tuple[str, str], ...]) -> type[ctypes.Structure]:
+    """A ctypes.Structure with the layout's fields (an array for a counted code, "16Q")."""
+    fields_: list[tuple[str, object]] = []
+    for field_name, code in layout:
+        count, base = (int(code[:-1]), code[-1]) if len(code) > 1 else (1, code)
+        ctype = _CTYPES[base]
+        fields_.append((field_name, ctype * count if len(code) > 1 else ctype))
+    return type(name, (ctypes.Structure,), {"_fields_": fields_})
+
+
+CaseStruct = ctypes_struct("CaseStruct", CASE_LAYOUT)
+ResultStruct = ctypes_struct("ResultStruct", RESULT_LAYOUT)
+ControlStruct = ctypes_struct("ControlStruct", CONTROL_LAYOUT)
+SweepCfgStruct = ctypes_struct("SweepCfgStruct", SWEEP_CFG_LAYOUT)
+assert ctypes.sizeof(CaseStruct) == CASE_SIZE and ctypes.sizeof(ResultStruct) == RESULT_SIZE
+assert ctypes.sizeof(ControlStruct) == CONTROL_SIZE

@@ -1,8 +1,9 @@
 """The one-line case spec: `ROUTINE:n=N,src_off=O,src_fault=F,dst_off=O,dst_fault=F`.
 
 It is what `sweep` prints for a reproducer and what `repro` reads, so parse(format(x))
-must give x back. Validation follows cf_case_check() in harness/cases.c: a malformed
-spec is refused here with a message instead of as an ERROR record from the executor.
+must give x back. Validation is records.case_check() (the mirror of cf_case_check() in
+harness/cases.c): a malformed spec is refused here with a message saying how to fix it,
+instead of as an ERROR record from the executor.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 KEYS = ("n", "src_off", "src_fault", "dst_off", "dst_fault")
 SRC_KEYS = ("src_off", "src_fault")
-MAX_FAULT = records.MAX_LEN + records.PAGE_SIZE  # as cf_case_check()
+MAX_FAULT = records.MAX_FAULT
 
 
 class SpecError(CopyfuzzError):
@@ -79,12 +80,11 @@ def _parse_int(key: str, value: str) -> int:
 def _parse_fault(key: str, value: str) -> int | None:
     if value.strip().lower() == "none":
         return None
-    return _parse_int(key, value)
+    fault = _parse_int(key, value)
+    return None if fault == records.NO_FAULT else fault  # the record's spelling of none
 
 
-def _side(
-    side: str, given: dict[str, str]
-) -> tuple[int, int | None]:
+def _side(side: str, given: dict[str, str]) -> tuple[int, int | None]:
     """Offset and fault of one side, the offset derived from the fault if omitted."""
     off_key, fault_key = f"{side}_off", f"{side}_fault"
     fault = _parse_fault(fault_key, given[fault_key]) if fault_key in given else None
@@ -95,19 +95,28 @@ def _side(
         off = (-fault) % records.PAGE_SIZE
     else:
         off = 0
-    if off >= records.PAGE_SIZE:
-        raise SpecError(f"{off_key}={off} is not a page offset: it must be below {records.PAGE_SIZE}")
-    if fault is not None and fault > MAX_FAULT:
-        # The executor bounds positions too: one that far past the end means no fault.
-        raise SpecError(f"{fault_key}={fault} is too far: at most {MAX_FAULT}, or none")
-    if fault is not None and fault != 0 and (off + fault) % records.PAGE_SIZE != 0:
-        fitting = (-fault) % records.PAGE_SIZE
-        raise SpecError(
-            f"{fault_key}={fault} cannot happen with {off_key}={off}: faults are page-granular "
-            f"(the first inaccessible byte is always at a page boundary); "
-            f"{off_key}={fitting} makes it reachable"
-        )
     return off, fault
+
+
+def _why_not(spec: Spec, error: int) -> str:
+    """What is wrong with a spec the case check refuses, said so that it can be fixed."""
+    if error == records.CASE_TOO_LONG:
+        return f"n={spec.n} is too long: at most {records.MAX_LEN} (1 MiB)"
+    sides = {"src": (spec.src_off, spec.src_fault), "dst": (spec.dst_off, spec.dst_fault)}
+    if error == records.CASE_BAD_OFFSET:
+        side = "src" if spec.src_off >= records.PAGE_SIZE else "dst"
+        return f"{side}_off={sides[side][0]} is not a page offset: it must be below {records.PAGE_SIZE}"
+    if error in (records.CASE_SRC_UNREACHABLE, records.CASE_DST_UNREACHABLE):
+        side = "src" if error == records.CASE_SRC_UNREACHABLE else "dst"
+        off, fault = sides[side]
+        if fault is not None and fault > MAX_FAULT:
+            # The executor bounds positions too: one that far past the end means no fault.
+            return f"{side}_fault={fault} is too far: at most {MAX_FAULT}, or none"
+        fitting = (-(fault or 0)) % records.PAGE_SIZE
+        return (f"{side}_fault={fault} cannot happen with {side}_off={off}: faults are page-granular "
+                f"(the first inaccessible byte is always at a page boundary); "
+                f"{side}_off={fitting} makes it reachable")
+    return records.case_error_message(error)
 
 
 def parse_fields(routine: str, kind: str, text: str) -> Spec:
@@ -135,11 +144,13 @@ def parse_fields(routine: str, kind: str, text: str) -> Spec:
                 f"{routine} is a clear routine: it has no source, drop {', '.join(extra)}"
             )
     n = _parse_int("n", given["n"])
-    if n > records.MAX_LEN:
-        raise SpecError(f"n={n} is too long: at most {records.MAX_LEN} (1 MiB)")
     src_off, src_fault = (0, None) if kind == "clear" else _side("src", given)
     dst_off, dst_fault = _side("dst", given)
-    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault)
+    spec = Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault)
+    error = records.case_check(spec.to_case("linux"))
+    if error != records.CASE_OK:
+        raise SpecError(_why_not(spec, error))
+    return spec
 
 
 def parse(text: str, kind: str) -> Spec:

@@ -40,7 +40,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
     hard_stop = deadline + SHRINK_S
     started = time.monotonic()
     shown_at = [0.0]
-    server: list[executor.Server] = [executor.Server(argv, plugin=plugin)]
+    server = [executor.Server(argv, plugin=plugin)]
 
     class State:
         calls = 0
@@ -53,12 +53,9 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
             mask = found_mask
 
             def run_case(case: records.Case) -> int:
-                try:
-                    result = server[0].run(case)
-                except executor.ExecutorError:  # the executor died: a crash; start a new one
-                    server[0].close()
-                    server[0] = executor.Server(argv, plugin=plugin)
-                    return _bit("crash")
+                # An executor that dies during a case is that case's crash result (Server
+                # restarts it); an ExecutorError is the tool's own failure: exit 2.
+                result = server[0].run(case)
                 if result.type == records.RESULT_ERROR:
                     raise CopyfuzzError(f"the executor rejected a drawn case: "
                                         f"{records.case_error_message(result.aux)}")

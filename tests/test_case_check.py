@@ -1,0 +1,115 @@
+"""records.case_check() against the C cf_case_check_for() it mirrors, through libcfref.so.
+
+One rule for a valid case, two languages: the executor refuses cases with C, the tool
+(spec parsing, the Hypothesis strategies) with Python. Hypothesis draws cases near every
+boundary the rules have, and every enum cf_case_error must come out of both.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from copyfuzz import paths, records
+
+from conftest import ROOT
+
+PAGE = records.PAGE_SIZE
+
+
+@pytest.fixture(scope="module")
+def cfref() -> ctypes.CDLL:
+    lib_path = paths.libcfref(ROOT)
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), str(lib_path)], cwd=ROOT, check=True)
+    lib = ctypes.CDLL(str(lib_path))
+    lib.cf_case_check_for.argtypes = [ctypes.POINTER(records.CaseStruct), ctypes.c_uint16]
+    lib.cf_case_check_for.restype = ctypes.c_int
+    lib.cf_case_check.argtypes = [ctypes.POINTER(records.CaseStruct)]
+    lib.cf_case_check.restype = ctypes.c_int
+    return lib
+
+
+def c_check(lib: ctypes.CDLL, case: records.Case, kind: int | None) -> int:
+    c = records.CaseStruct.from_buffer_copy(case.pack())
+    return int(lib.cf_case_check(ctypes.byref(c)) if kind is None else lib.cf_case_check_for(ctypes.byref(c), kind))
+
+
+u32 = st.integers(0, 2**32 - 1)
+u64 = st.integers(0, 2**64 - 1)
+offsets = st.one_of(st.just(0), st.integers(0, PAGE - 1), st.sampled_from([PAGE - 1, PAGE, PAGE + 1]), u32)
+
+
+LIMIT_PAGES = records.MAX_FAULT // PAGE  # the last reachable page boundary
+
+
+@st.composite
+def faults(draw: st.DrawFn, off: int) -> int:
+    pages = st.one_of(st.integers(1, 300), st.integers(LIMIT_PAGES - 1, LIMIT_PAGES + 2))
+    return draw(st.one_of(
+        st.just(records.NO_FAULT), st.just(0),
+        pages.map(lambda k: k * PAGE - off if k * PAGE > off else k * PAGE),  # reachable (if not too far)
+        pages.map(lambda k: k * PAGE - off if k * PAGE > off else k * PAGE),
+        st.sampled_from([records.MAX_FAULT - 1, records.MAX_FAULT, records.MAX_FAULT + 1]),
+        st.integers(1, 3 * PAGE), u64))
+
+
+def mostly(value: int, other: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
+    """The valid value three times in four: cases must get past the early checks."""
+    return st.one_of(st.just(value), st.just(value), st.just(value), other)
+
+
+@st.composite
+def any_case(draw: st.DrawFn) -> records.Case:
+    src_off, dst_off = draw(offsets), draw(offsets)
+    return records.Case(
+        magic=draw(mostly(records.CASE_MAGIC, u32)),
+        kind=draw(st.integers(0, 4)), profile=draw(mostly(0, st.integers(0, 3))), id=draw(u64),
+        n=draw(st.one_of(st.integers(0, 300), st.sampled_from([records.MAX_LEN, records.MAX_LEN + 1]), u64)),
+        src_off=src_off, dst_off=dst_off, src_fault=draw(faults(src_off)), dst_fault=draw(faults(dst_off)),
+        reserved=draw(st.one_of(st.just(0), u64)), seal=draw(st.one_of(st.just(0), u64)))
+
+
+seen: set[int] = set()
+
+
+@settings(max_examples=3000, deadline=None, database=None)
+@given(any_case(), st.one_of(st.none(), st.integers(0, 3)))
+def test_python_and_c_agree(cfref: ctypes.CDLL, case: records.Case, kind: int | None) -> None:
+    want = c_check(cfref, case, kind)
+    assert records.case_check(case, kind) == want, (case, kind)
+    seen.add(want)
+
+
+def test_every_case_error_comes_up_in_both() -> None:
+    """Run after the property above (file order): its draws reached every code."""
+    assert seen == set(range(len(records.CASE_ERRORS))), sorted(seen)
+
+
+def test_one_case_per_error(cfref: ctypes.CDLL) -> None:
+    """Each cf_case_error from a hand-made case, for readers (and independent of the draws)."""
+    ok = records.Case(kind=0, profile=0, id=0, n=100, src_off=4064, dst_off=3, src_fault=32)
+    cases = {
+        records.CASE_OK: (ok, 0),
+        records.CASE_BAD_MAGIC: (records.Case(**{**ok.__dict__, "magic": 0}), 0),
+        records.CASE_BAD_KIND: (records.Case(**{**ok.__dict__, "kind": 3}), 0),
+        records.CASE_BAD_PROFILE: (records.Case(**{**ok.__dict__, "profile": 2}), 0),
+        records.CASE_TOO_LONG: (records.Case(**{**ok.__dict__, "n": records.MAX_LEN + 1}), 0),
+        records.CASE_BAD_OFFSET: (records.Case(**{**ok.__dict__, "dst_off": PAGE}), 0),
+        records.CASE_SRC_UNREACHABLE: (records.Case(**{**ok.__dict__, "src_off": 4065}), 0),
+        records.CASE_DST_UNREACHABLE: (records.Case(**{**ok.__dict__, "dst_fault": 7}), 0),
+        records.CASE_KIND_MISMATCH: (ok, 1),
+    }
+    assert set(cases) == set(range(len(records.CASE_ERRORS)))
+    for code, (case, kind) in cases.items():
+        assert records.case_check(case, kind) == code == c_check(cfref, case, kind), records.CASE_ERRORS[code]
+    # The farthest fault position is allowed, one page further is not.
+    far = records.Case(**{**ok.__dict__, "src_off": 0, "src_fault": records.MAX_FAULT})
+    assert records.case_check(far) == records.CASE_OK == c_check(cfref, far, None)
+    farther = records.Case(**{**far.__dict__, "src_fault": records.MAX_FAULT + PAGE})
+    assert records.case_check(farther) == records.CASE_SRC_UNREACHABLE == c_check(cfref, farther, None)
+    # A clear case's source side is not looked at, in either.
+    clear = records.Case(**{**ok.__dict__, "kind": 1, "src_off": 5, "src_fault": 7})
+    assert records.case_check(clear, 1) == records.CASE_OK == c_check(cfref, clear, 1)
