@@ -60,8 +60,17 @@ def test_an_executor_that_never_answers_is_a_hang(tmp_path: Path) -> None:
     assert "why=the executor stopped answering (hang)\n" in finding, finding
 
 
-def test_an_executor_that_answers_garbage_is_out_of_step(tmp_path: Path) -> None:
-    # reads the 64-byte case, answers 128 bytes that are no result record
-    err, finding = run_with_executor(tmp_path, "head -c 64 >/dev/null; head -c 128 /dev/zero; exec sleep 600\n")
+def test_an_executor_that_answers_garbage_on_its_channel_is_a_crash(tmp_path: Path) -> None:
+    # reads the seal key and the case from --cases-fd, answers 128 bytes on --records-fd
+    # that carry no seal of this channel (a forged or garbled record)
+    script = ('while [ $# -gt 0 ]; do case $1 in --cases-fd) c=$2;; --records-fd) r=$2;; esac; shift; done\n'
+              'head -c 80 "/proc/self/fd/$c" >/dev/null; head -c 128 /dev/zero >"/proc/self/fd/$r"; exec sleep 600\n')
+    err, finding = run_with_executor(tmp_path, script)
     assert "classes=crash\n" in finding
-    assert "why=the executor answered out of step\n" in finding, finding
+    assert "why=the executor's channel carried a record it did not seal (crash)\n" in finding, finding
+
+
+def test_junk_on_the_executors_stdout_is_no_answer(tmp_path: Path) -> None:
+    # a result-sized write to stdout, then silence: stdout is not the channel, so a hang
+    err, finding = run_with_executor(tmp_path, "head -c 128 /dev/zero; exec sleep 600\n", COPYFUZZ_TIMEOUT_MS="1")
+    assert "classes=hang\n" in finding, finding

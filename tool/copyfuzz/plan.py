@@ -46,9 +46,8 @@ def _load(path: str) -> CfRef:
 
 def load(root: Path) -> CfRef:
     """libcfref.so, built first if it is missing or stale (make knows)."""
-    target = paths.libcfref(root)
-    build.build(root, [*paths.make_vars(root), str(target)])
-    return _load(str(target))
+    build.build(root, [str(paths.libcfref(paths.REL))])  # as make names it (build.build adds O=)
+    return _load(str(paths.libcfref(root)))
 
 
 def case_struct(case: records.Case) -> records.CaseStruct:

@@ -40,7 +40,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
     hard_stop = deadline + SHRINK_S
     started = time.monotonic()
     shown_at = [0.0]
-    server = [executor.Server(argv, plugin=plugin)]
+    server = executor.Server(argv, plugin=plugin)
 
     class State:
         calls = 0
@@ -55,7 +55,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
             def run_case(case: records.Case) -> int:
                 # An executor that dies during a case is that case's crash result (Server
                 # restarts it); an ExecutorError is the tool's own failure: exit 2.
-                result = server[0].run(case)
+                result = server.run(case)
                 if result.type == records.RESULT_ERROR:
                     raise CopyfuzzError(f"the executor rejected a drawn case: "
                                         f"{records.case_error_message(result.aux)}")
@@ -103,7 +103,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
     finally:
         if c.audit is not None:
             c.coverage = coverage.from_plugin(c.audit, plugin)
-        server[0].close()
+        server.close()
         plugin.close()
 
 
