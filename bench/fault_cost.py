@@ -12,7 +12,6 @@ import argparse
 import os
 import platform
 import statistics
-import struct
 import subprocess
 import sys
 import time

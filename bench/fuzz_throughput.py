@@ -37,11 +37,8 @@ PLUGIN = paths.plugin(ROOT)
 
 def driver_env(routine: str, coverage: bool, findings: Path) -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-from copyfuzz import envs, paths  # noqa: E402  (the driver's variables: fuzz/envs.def; build paths, O=)
-
-LIBFUZZER = paths.libfuzzer_target(ROOT)
-AFL = paths.afl_target(ROOT)
-PLUGIN = paths.plugin(ROOT)
+    return envs.driver_env(executor=paths.executor(ROOT, routine, 64), plugin=PLUGIN if coverage else "",
+                           kind=kind, profile="exact", findings=findings)
 
 
 def libfuzzer(routine: str, coverage: bool, jobs: int, seconds: int, corpus: Path, tmp: Path) -> float:
@@ -95,11 +92,9 @@ def main() -> None:
     ap.add_argument("--coverage", action="append", choices=["on", "off"], help="only with or without it")
     ap.add_argument("--cores", action="append", type=int, choices=[1, 2], help="only on this many cores")
     args = ap.parse_args()
-from copyfuzz import envs, paths  # noqa: E402  (the driver's variables: fuzz/envs.def; build paths, O=)
-
-LIBFUZZER = paths.libfuzzer_target(ROOT)
-AFL = paths.afl_target(ROOT)
-PLUGIN = paths.plugin(ROOT)
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), "all"], cwd=ROOT, check=True)
+    modes = [(engine, cov, jobs) for jobs in args.cores or (1, 2) for engine in args.engine or ("libfuzzer", "afl")
+             for cov in (True, False) if ("on" if cov else "off") in (args.coverage or ("on", "off"))]
     runs: dict[tuple[str, bool, int], list[float]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="copyfuzz-bench-") as scratch:
         corpus = Path(scratch) / "corpus"

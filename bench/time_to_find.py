@@ -15,7 +15,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import sys
 import time
 from pathlib import Path
 

@@ -92,12 +92,12 @@ mkdir -p "$artifacts" "$cache" || die "cannot create $artifacts or $cache"
 # name<TAB>stem<TAB>...: resolved (and so checked) before anything runs; an unknown
 # routine or a missing file is reported in the JUnit too, as a "setup" error.
 if [ -n "$file" ]; then
-	resolve_targets "$artifacts/setup" "$junit" "copyfuzz campaign" file "$file" "${symbols[@]}" "${build_opts[@]}"
+	resolve_routines "$artifacts/setup" "$junit" "copyfuzz campaign" file "$file" "${symbols[@]}" "${build_opts[@]}"
 else
 	IFS=, read -r -a patterns <<<"$routines"
-	resolve_targets "$artifacts/setup" "$junit" "copyfuzz campaign" routines "${patterns[@]}"
+	resolve_routines "$artifacts/setup" "$junit" "copyfuzz campaign" routines "${patterns[@]}"
 fi
-listing=$TARGETS
+listing=$ROUTINES
 [ -n "$listing" ] || die "no routines to fuzz"
 
 results=()

@@ -61,8 +61,8 @@ ensure_deps() {
 	"$ROOT/scripts/deps.sh" || die "scripts/deps.sh could not install what copyfuzz needs"
 }
 
-targets() { # targets ARGS...: ci/targets.py, one tab-separated line per routine
-	PYTHONPATH="$ROOT/tool${PYTHONPATH:+:$PYTHONPATH}" "$ROOT/.venv/bin/python" "$CI_DIR/targets.py" "$@"
+routines_of() { # routines_of ARGS...: ci/routines.py, one tab-separated line per routine
+	PYTHONPATH="$ROOT/tool${PYTHONPATH:+:$PYTHONPATH}" "$ROOT/.venv/bin/python" "$CI_DIR/routines.py" "$@"
 }
 
 # with_driver_env COPYFUZZ_<NAME>=VALUE... -- CMD...: CMD with the fuzz driver's variables
@@ -71,14 +71,14 @@ with_driver_env() {
 	PYTHONPATH="$ROOT/tool${PYTHONPATH:+:$PYTHONPATH}" "$ROOT/.venv/bin/python" -m copyfuzz.envs "$@"
 }
 
-# resolve_targets BASE JUNIT SUITE ARGS...: TARGETS=the lines of `targets ARGS`. When
+# resolve_routines BASE JUNIT SUITE ARGS...: ROUTINES=the lines of `routines_of ARGS`. When
 # they cannot be resolved (an unknown routine, a missing file), the complaint goes to
 # stderr and, as BASE.* and one <error>, into the JUnit report; then exit 2.
-resolve_targets() {
+resolve_routines() {
 	local base=$1 out=$2 suite=$3 err
 	shift 3
 	err=$(mktemp)
-	if TARGETS=$(targets "$@" 2>"$err"); then
+	if ROUTINES=$(routines_of "$@" 2>"$err"); then
 		cat "$err" >&2
 		rm -f "$err"
 		return 0

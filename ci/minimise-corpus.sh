@@ -49,13 +49,13 @@ check_file_options
 
 ensure_deps
 if [ -n "$file" ]; then
-	listing=$(targets file "$file" "${symbols[@]}" "${build_opts[@]}" --build) || exit 2
+	listing=$(routines_of file "$file" "${symbols[@]}" "${build_opts[@]}" --build) || exit 2
 else
 	if [ -n "$routines" ]; then
 		IFS=, read -r -a wanted <<<"$routines"
 	else # the known routines that have a corpus here
 		wanted=()
-		all=$(targets routines --all) || exit 2
+		all=$(routines_of routines --all) || exit 2
 		while IFS=$'\t' read -r name stem _; do
 			[ ! -d "$cache/$stem" ] || wanted+=("$name")
 		done <<<"$all"
@@ -64,10 +64,10 @@ else
 		note "no corpus of a known routine under $cache: nothing to do"
 		exit 0
 	fi
-	listing=$(targets routines --build "${wanted[@]}") || exit 2
+	listing=$(routines_of routines --build "${wanted[@]}") || exit 2
 fi
 
-IFS=$'\t' read -r plugin fuzzer _ <<<"$(targets paths)" # under $O, as the tool builds
+IFS=$'\t' read -r plugin fuzzer _ <<<"$(routines_of paths)" # under $O, as the tool builds
 
 rc=0
 mapfile -t lines <<<"$listing"

@@ -63,11 +63,11 @@ junit=${junit:-$artifacts/junit.xml}
 ensure_deps
 mkdir -p "$artifacts" || die "cannot create $artifacts"
 # Every routine the tool knows, mutants too: stem -> name and whether it is a mutant.
-resolve_targets "$artifacts/setup" "$junit" "copyfuzz replay" routines --all
-listing=$TARGETS
+resolve_routines "$artifacts/setup" "$junit" "copyfuzz replay" routines --all
+listing=$ROUTINES
 if [ -n "$file" ]; then
-	resolve_targets "$artifacts/setup" "$junit" "copyfuzz replay" file "$file" "${symbols[@]}"
-	listing+=$'\n'$TARGETS
+	resolve_routines "$artifacts/setup" "$junit" "copyfuzz replay" file "$file" "${symbols[@]}"
+	listing+=$'\n'$ROUTINES
 fi
 declare -A name_of=() mutant_of=()
 mapfile -t lines <<<"$listing"

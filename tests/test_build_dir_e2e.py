@@ -66,11 +66,11 @@ def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path
         assert fuzz.returncode == 0, fuzz.stderr[-2000:]
         assert json.loads(fuzz.stdout)["executions"] > 0
 
-    listing = subprocess.run([sys.executable, str(ROOT / "ci" / "targets.py"), "routines", "riscv/copy_user"],
+    listing = subprocess.run([sys.executable, str(ROOT / "ci" / "routines.py"), "routines", "riscv/copy_user"],
                              env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
                              capture_output=True, text=True).stdout
     assert listing.rstrip("\n").split("\t")[-1] == str(o / "riscv64" / "riscv" / "copy_user.elf")
-    host = subprocess.run([sys.executable, str(ROOT / "ci" / "targets.py"), "paths"],
+    host = subprocess.run([sys.executable, str(ROOT / "ci" / "routines.py"), "paths"],
                           env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
                           capture_output=True, text=True).stdout
     assert host.split("\t")[0] == str(o / "host" / "cfplugin.so")

@@ -175,7 +175,7 @@ def test_alternative_path_builds_and_is_clean(tmp_path: Path) -> None:
 def _file_routine(*defines: str):
     import argparse
 
-    from copyfuzz.targets import file_routines
+    from copyfuzz.selection import file_routines
     ns = argparse.Namespace(symbol=["__asm_copy_to_user"], kind=None, define=list(defines) or None,
                             alternative=False, xlen=64)
     return file_routines(ROOT, OLD, ns, "linux")[0]

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .routines import Routine
 
 DEFAULT_CROSS_COMPILE = "riscv64-linux-gnu-"
-DEFAULT_QEMU = "qemu-riscv64"
 INSTALL_HINT = "run 'make deps' to install it (qemu-user, gcc-riscv64-linux-gnu, ...)"
 
 

@@ -16,7 +16,7 @@ from . import build
 from .audit import Audit, audit_routine
 from .checkfile import explain_build_failure
 from .errors import CopyfuzzError
-from .targets import bundled_routines, file_routines, is_file_target
+from .selection import bundled_routines, file_routines, is_file_target
 from .ui import emit, stdout_console
 
 

@@ -28,7 +28,7 @@ from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
 from .spec import Spec
-from .targets import bundled_routines, file_routines
+from .selection import bundled_routines, file_routines
 from .ui import emit, stdout_console
 
 BIG_SIZES = (8192, 16384, 32768)
@@ -122,8 +122,8 @@ def summary(rows_a: list[dict[str, object]], rows_b: list[dict[str, object]], na
         return None
     group = "from" if any(r["group"] == "from" for r in rows_a) else "to"
     aligned = _ratio(at(rows_a, group, 0), at(rows_b, group, 0))
-    worst = [_ratio(at(rows_a, group, o), at(rows_b, group, o)) for o in range(1, 8)]
-    worst = [w for w in worst if w is not None]
+    ratios = [_ratio(at(rows_a, group, o), at(rows_b, group, o)) for o in range(1, 8)]
+    worst = [w for w in ratios if w is not None]
     if aligned is None or not worst:
         return f"{name_a} vs {name_b}: no instruction counts (natively there is no plugin)"
     return (f"{name_a} vs {name_b}: {aligned:.1f}x fewer instructions aligned, "
@@ -132,9 +132,9 @@ def summary(rows_a: list[dict[str, object]], rows_b: list[dict[str, object]], na
 
 def mix_score(rows: list[dict[str, object]]) -> dict[str, float | None]:
     mix = [r for r in rows if r["group"] == "mix"]
-    total_w = sum(int(r["weight"]) for r in mix) or 1  # type: ignore[arg-type]
+    total_w = sum(int(r["weight"]) for r in mix) or 1  # type: ignore[call-overload]
     insns = [r.get("insns") for r in mix]
-    per_call = (sum(int(r["weight"]) * int(i) for r, i in zip(mix, insns)) / total_w  # type: ignore[arg-type]
+    per_call = (sum(int(r["weight"]) * int(i) for r, i in zip(mix, insns)) / total_w  # type: ignore[call-overload]
                 if mix and all(isinstance(i, int) for i in insns) else None)
     return {"weighted_insns_per_call": round(per_call, 1) if per_call is not None else None}
 
@@ -252,7 +252,7 @@ def plot(results: dict[str, list[dict[str, object]]], path: Path, emulated: bool
     for ax, group in zip(axes[0], groups):
         key = "src_off" if group == "from" else "dst_off"
         for name, rows in results.items():
-            for n in sorted({int(r["n"]) for r in rows if r["group"] == group}):  # type: ignore[arg-type]
+            for n in sorted({int(r["n"]) for r in rows if r["group"] == group}):  # type: ignore[call-overload]
                 pts = [(r[key], r.get("insn_per_byte")) for r in rows if r["group"] == group and r["n"] == n]
                 if any(y is None for _, y in pts):
                     continue

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from . import build, executor
 from .checkfile import explain_build_failure
-from .cmd_sweep import _check_args, sweep_and_report
+from .cmd_sweep import check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
-from .targets import file_routines
+from .selection import file_routines
 
 
 def run_check(root: Path, args: argparse.Namespace) -> int:
-    _check_args(args)
+    check_sweep_args(args)
     path = Path(args.file)
     routines = file_routines(root, args.file, args, args.profile)
     try:

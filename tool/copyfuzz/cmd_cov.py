@@ -17,6 +17,7 @@ import html
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -28,7 +29,7 @@ from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
 from .spec import parse_spec_line
-from .targets import bundled_routines, file_routines
+from .selection import bundled_routines, file_routines
 from .ui import emit, stdout_console
 
 
@@ -83,7 +84,7 @@ def _directions(insn_flow: int) -> str:
 
 
 def report(a: Audit, counts: dict[int, int], flow: dict[int, int], hits: list[int], cov: Coverage
-           ) -> dict[str, object]:
+           ) -> dict[str, Any]:
     assert a.sym is not None
     taken = {insn: hits[i] for i, (insn, _fixup) in enumerate(a.table) if i < len(hits)}
     rows = []
@@ -99,12 +100,12 @@ def report(a: Audit, counts: dict[int, int], flow: dict[int, int], hits: list[in
             "coverage": cov.to_json(), "summary": cov.line(), "listing": rows}
 
 
-def print_report(rep: dict[str, object]) -> None:
+def print_report(rep: dict[str, Any]) -> None:
     console = stdout_console()
     table = Table(show_edge=False, pad_edge=False, box=None)
     for col in ("address", "where", "count", "instruction", "branch", "exception table"):
         table.add_column(col, justify="right" if col == "count" else "left", no_wrap=True)
-    for r in rep["listing"]:  # type: ignore[union-attr]
+    for r in rep["listing"]:
         count = f"{r['count']:,}" if r["count"] else "[bold red]never[/]"
         entry = ""
         if r["entry"] is not None:
@@ -116,16 +117,16 @@ def print_report(rep: dict[str, object]) -> None:
     emit(console, f"[bold]{rep['routine']}[/]: {rep['cases']:,} cases; {rep['summary']}")
 
 
-def write_html(rep: dict[str, object], path: Path) -> None:
-    rows = rep["listing"]  # type: ignore[assignment]
-    top = max([r["count"] for r in rows] + [1])  # type: ignore[union-attr]
+def write_html(rep: dict[str, Any], path: Path) -> None:
+    rows = rep["listing"]
+    top = max([r["count"] for r in rows] + [1])
     out = ["<!doctype html><meta charset=utf-8><title>copyfuzz cov: " + html.escape(str(rep["routine"])) + "</title>",
            "<style>body{font:13px monospace;margin:2em}td,th{padding:1px 8px;text-align:left}"
            "tr.never td{background:#fdd}td.n{text-align:right}td.e{color:#555}</style>",
            f"<h1>{html.escape(str(rep['routine']))}</h1><p>{rep['cases']:,} cases; {html.escape(str(rep['summary']))}."
            " Red: never executed.</p>",
            "<table><tr><th>address<th>where<th>count<th>instruction<th>branch<th>exception table</tr>"]
-    for r in rows:  # type: ignore[union-attr]
+    for r in rows:
         shade = int(255 - 120 * (r["count"] / top) ** 0.3) if r["count"] else 255
         style = f' style="background:rgb({shade},{shade},255)"' if r["count"] else ""
         entry = "" if r["entry"] is None else (
@@ -154,7 +155,7 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
     rep = report(audit, counts, flow, hits, cov)
     # The results first: a failed write of the HTML loses none of them.
     if args.json:
-        print(json.dumps({**rep, "listing": [{**r, "address": f"{r['address']:#x}"} for r in rep["listing"]]},  # type: ignore[union-attr]
+        print(json.dumps({**rep, "listing": [{**r, "address": f"{r['address']:#x}"} for r in rep["listing"]]},
                          indent=2))
     else:
         print_report(rep)

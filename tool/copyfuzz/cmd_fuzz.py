@@ -23,10 +23,10 @@ from .audit import audit_routine
 from .campaign import Campaign, report, seed_corpus
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
-from .targets import file_routines
+from .selection import file_routines
 
 
-def target(root: Path, args: argparse.Namespace) -> Routine:
+def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
     """The routine: a bundled name, or --file F.S --symbol S [--kind K]."""
     args.xlen = 64
     if args.file:
@@ -54,7 +54,7 @@ def parse_until(text: str | None) -> frozenset[str]:
 
 
 def run_fuzz(root: Path, args: argparse.Namespace) -> int:
-    routine = target(root, args)
+    routine = fuzzed_routine(root, args)
     until = parse_until(getattr(args, "until", None))
     if build.native(routine.xlen):
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")

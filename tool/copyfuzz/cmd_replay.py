@@ -22,7 +22,7 @@ from . import build, fuzzinput, regressions
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, parse_fields
-from .targets import apply_saved_options, file_routines, is_file_spec
+from .selection import apply_saved_options, file_routines, is_file_spec
 from .triage import run_specs
 from .ui import emit, stdout_console
 

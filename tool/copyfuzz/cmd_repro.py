@@ -26,7 +26,7 @@ from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
-from .targets import apply_saved_options, file_routines, is_file_spec
+from .selection import apply_saved_options, file_routines, is_file_spec
 from .ui import emit, stdout_console
 
 
@@ -301,7 +301,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
                       if pc}
     if memory is not None:
         sym = routine_symbolizer(root, routine, info)
-        for v in memory["violations"]:  # type: ignore[union-attr]
+        for v in memory["violations"]:  # type: ignore[attr-defined]
             v["pc_symbol"] = where(sym, v["pc"])
             v["address_relative"] = relative_address(v["address"], spec, result)
         report["memcheck"] = memory

@@ -22,11 +22,11 @@ from rich.table import Table
 from . import build, executor, files, plan, records
 from .audit import Audit, audit_routine
 from .errors import CopyfuzzError
-from .executor import Finding
+from .executor import NewClassCase
 from .findings import FindingsLog
 from .plugin import PluginMemory
 from .routines import Routine
-from .targets import bundled_routines
+from .selection import bundled_routines
 from .spec import format_spec, from_case
 from .ui import emit, stderr_console, stdout_console
 
@@ -43,7 +43,7 @@ class RoutineSweep:
     cases: int = 0
     elapsed_s: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
-    reproducers: dict[str, Finding] = field(default_factory=dict)
+    reproducers: dict[str, NewClassCase] = field(default_factory=dict)
     stderr: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)
     deaths: list[str] = field(default_factory=list)  # cases that killed the executor, and how
@@ -132,7 +132,7 @@ class RoutineSweep:
         return out
 
 
-def _check_args(args: argparse.Namespace) -> None:
+def check_sweep_args(args: argparse.Namespace) -> None:
     if args.min_len > args.max_len:
         raise CopyfuzzError(f"--min-len {args.min_len} is above --max-len {args.max_len}")
     if args.seed is not None and not args.random:
@@ -216,7 +216,7 @@ def consume_events(events: "Iterator[object]", out: RoutineSweep, log: FindingsL
 
 
 def run_sweep(root: Path, args: argparse.Namespace) -> int:
-    _check_args(args)
+    check_sweep_args(args)
     chosen = _chosen(root, args)
     build.build_routines(root, chosen)
     return sweep_and_report(root, args, chosen)

@@ -90,12 +90,6 @@ class Symbolizer:
         name, off = found
         return f"{name}+{off:#x}" if off else name
 
-    def address_of(self, name: str) -> int | None:
-        try:
-            return self._addrs[self._names.index(name)] + self.bias
-        except ValueError:
-            return None
-
 
 ROUTINE_SECTION = "cf_target_text"  # the Makefile renames the routine's .text to this
 

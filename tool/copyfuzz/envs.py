@@ -211,7 +211,7 @@ def main(argv: list[str]) -> int:
             if var.reader != DRIVER:
                 raise CopyfuzzError(f"{name}: not one the fuzz driver reads")
             values[var.key] = val
-        env = driver_env(**values)
+        env = driver_env(None, **values)
         command = argv[cut + 1:]
         try:
             os.execvpe(command[0], command, env)

@@ -400,7 +400,7 @@ class Server:
 
 
 @dataclass(frozen=True)
-class Finding:
+class NewClassCase:
     """A case that showed a class its shard had not seen, with its result."""
 
     case: records.Case
@@ -425,9 +425,9 @@ class StreamParser:
         self._seq += 1
         return data
 
-    def feed(self, data: bytes) -> list[Finding | records.Result]:
+    def feed(self, data: bytes) -> list[NewClassCase | records.Result]:
         self._buf += data
-        out: list[Finding | records.Result] = []
+        out: list[NewClassCase | records.Result] = []
         while len(self._buf) >= MAGIC_SIZE:
             magic = int.from_bytes(self._buf[:MAGIC_SIZE], "little")
             if magic == records.CASE_MAGIC:
@@ -444,7 +444,7 @@ class StreamParser:
                 if result.type == records.RESULT_CASE:
                     if self._pending is None or self._pending.id != result.id:
                         raise ExecutorError(f"out of order: result {result.id} without its case record")
-                    out.append(Finding(self._pending, result))
+                    out.append(NewClassCase(self._pending, result))
                     self._pending = None
                 else:
                     out.append(result)
@@ -476,7 +476,7 @@ class NewReproducer:
 class Finished:
     cases: int
     counts: dict[str, int]  # class -> cases showing it
-    reproducers: dict[str, Finding]
+    reproducers: dict[str, NewClassCase]
     elapsed_s: float
     stderr: list[str] = field(default_factory=list)  # what the executors wrote on stdout and stderr
     stopped: list[str] = field(default_factory=list)  # why shards stopped early, if any
@@ -488,9 +488,9 @@ class Reproducers:
     because case ids number the whole enumeration in order, across shards."""
 
     def __init__(self) -> None:
-        self.best: dict[str, Finding] = {}
+        self.best: dict[str, NewClassCase] = {}
 
-    def add(self, finding: Finding) -> list[str]:
+    def add(self, finding: NewClassCase) -> list[str]:
         """Classes for which this finding is the new smallest reproducer."""
         improved = []
         for cls in records.class_names(finding.result.classes):
@@ -552,7 +552,7 @@ class _Segment:
         """Book one item of the stream; what is wrong with it, if anything."""
         if isinstance(item, Exception):
             return f"broke its record stream ({item})"
-        if isinstance(item, Finding):
+        if isinstance(item, NewClassCase):
             self.seen |= item.result.classes
             return None
         assert isinstance(item, records.Result)
@@ -763,7 +763,7 @@ def sweep(
         sh.cases += begun
         _add_counts(sh.counts, _control_counts(ctl_counts))
         _add_counts(sh.counts, {c: 1 for c in result.class_list})
-        for cls in best.add(Finding(case, result)):
+        for cls in best.add(NewClassCase(case, result)):
             yield NewReproducer(cls, case, result)
         sh.deaths += 1
         if sh.deaths >= MAX_DEATHS:
@@ -820,7 +820,7 @@ def sweep(
             problem = seg.take(item)
             if problem:
                 yield from broken(sh, problem, caught_in_the_act=False)
-            elif isinstance(item, Finding):
+            elif isinstance(item, NewClassCase):
                 for cls in best.add(item):
                     yield NewReproducer(cls, item.case, item.result)
             elif isinstance(item, records.Result) and item.type == records.RESULT_PROGRESS:

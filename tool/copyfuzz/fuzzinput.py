@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from . import files, records, regressions
 from .spec import Spec
@@ -125,7 +126,7 @@ def hypothesis_case(data: bytes) -> records.Case | None:
                         dst_fault=fields.get("dst_fault", records.NO_FAULT))
 
 
-def read_case_file(path: Path) -> tuple[str, object]:
+def read_case_file(path: Path) -> tuple[str, Any]:
     """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes).
     A .spec or .finding file must be whole (regressions.DamagedFile otherwise)."""
     if path.suffix in SPEC_SUFFIXES:

@@ -50,10 +50,6 @@ def load(root: Path) -> CfRef:
     return _load(str(paths.libcfref(root)))
 
 
-def case_struct(case: records.Case) -> records.CaseStruct:
-    return records.CaseStruct.from_buffer_copy(case.pack())
-
-
 @dataclass(frozen=True)
 class SweepPlan:
     """The cases `executor sweep` generates for these options (docs/executor.md)."""
@@ -79,7 +75,7 @@ class SweepPlan:
                 opts += ["--random-max-len", str(self.random_max_len)]
         return opts
 
-    def _cfg(self) -> records.SweepCfgStruct:
+    def _cfg(self) -> ctypes.Structure:
         return records.SweepCfgStruct(
             kind=records.KINDS.index(self.kind), profile=records.PROFILES.index(self.profile),
             szreg=self.xlen // 8, min_len=self.min_len, max_len=self.max_len,

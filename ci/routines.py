@@ -1,9 +1,9 @@
 """What the CI scripts run on, as the copyfuzz tool names it (one place for names and stems).
 
-    targets.py routines [--all] [PATTERN...]      bundled routines (default: the non-mutants)
-    targets.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative]
+    routines.py routines [--all] [PATTERN...]      bundled routines (default: the non-mutants)
+    routines.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative]
     --build                                       also build their executors and the fuzz targets
-    targets.py paths                              the host build: plugin, libFuzzer and AFL++ targets
+    routines.py paths                              the host build: plugin, libFuzzer and AFL++ targets
 
 One line per routine, tab-separated: name, file stem (the directory name the tool gives
 the routine's corpus, findings and regressions), mutant (1 or 0), kind, profile, and the
@@ -22,13 +22,13 @@ from copyfuzz import build, paths
 from copyfuzz.cli import repo_root
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.routines import Routine, discover, select
-from copyfuzz.targets import file_routines
+from copyfuzz.selection import file_routines
 
 ROOT = repo_root()  # as the tool finds it (COPYFUZZ_ROOT too)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="ci/targets.py")
+    p = argparse.ArgumentParser(prog="ci/routines.py")
     sub = p.add_subparsers(dest="what", required=True)
     rs = sub.add_parser("routines")
     rs.add_argument("patterns", nargs="*")
