@@ -57,7 +57,7 @@ routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
-.PHONY: all deps check test-c test-py clean list-executors plugin fuzz-targets
+.PHONY: all deps check check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
@@ -176,9 +176,28 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 check: deps
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(MAKE) --no-print-directory test-py
+
+# The inner loop (under a minute): the C unit tests and the tests that need no real
+# executor (unit tests, fake executors); `make check` runs everything.
+check-fast: deps
+	$(Q)$(MAKE) --no-print-directory $(O)/host/test_ref $(O)/host/libcfref.so
+	$(Q)$(MAKE) --no-print-directory test-c
+	$(Q)$(PYTHON) -m pytest -q -m "not e2e"; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# Lint: ruff and mypy (pyproject.toml), clang-format (.clang-format), shellcheck.
+C_SOURCES  := $(wildcard harness/*.c harness/*.h ref/*.c ref/*.h ref/test/*.c fuzz/*.c fuzz/*.h \
+                plugin/*.c tests/c/*.c)
+SH_SOURCES := $(wildcard ci/*.sh scripts/*.sh harness/*.sh) .clusterfuzzlite/build.sh .ci/run
+lint:
+	$(Q).venv/bin/ruff check --quiet .
+	$(Q).venv/bin/mypy tool/copyfuzz
+	$(Q)clang-format --dry-run --Werror $(C_SOURCES)
+	$(Q)shellcheck $(SH_SOURCES)
 
 clean:
 	rm -rf $(O)

@@ -115,7 +115,8 @@ def main() -> None:
     rows = []
     for engine, cov, jobs in modes:
         rates = runs[(engine, cov, jobs)]
-        rows.append({"engine": engine, "coverage": cov, "cores": jobs, "median_exec_per_s": round(statistics.median(rates)),
+        rows.append({"engine": engine, "coverage": cov, "cores": jobs,
+                     "median_exec_per_s": round(statistics.median(rates)),
                      "per_core": round(statistics.median(rates) / jobs), "runs": [round(x) for x in rates]})
     if args.json:
         print(json.dumps(rows, indent=2))

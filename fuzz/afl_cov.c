@@ -12,7 +12,8 @@
 
 #include "plugin_abi.h"
 
-__attribute__((section("__sancov_guards"), used)) static uint32_t riscv_edge_guards[CF_COV_MAP_SIZE];
+__attribute__((section("__sancov_guards"),
+	       used)) static uint32_t riscv_edge_guards[CF_COV_MAP_SIZE];
 
 extern uint8_t *__afl_area_ptr;
 

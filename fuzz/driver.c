@@ -51,8 +51,8 @@
 void cf_afl_feed(const uint8_t *edges) __attribute__((weak));
 
 /* libFuzzer reads these as extra coverage (zeroed before each input). */
-__attribute__((section("__libfuzzer_extra_counters"), aligned(64), used))
-static uint8_t extra_counters[CF_COV_MAP_SIZE];
+__attribute__((section("__libfuzzer_extra_counters"), aligned(64),
+	       used)) static uint8_t extra_counters[CF_COV_MAP_SIZE];
 
 static uint64_t case_id;
 
@@ -158,7 +158,8 @@ static void write_snapshot(void)
 	snap.fixup_hi = cf_pshm->fixup_hi;
 	snap.cases = cf_pshm->cases;
 	for (size_t i = 0; i < CF_INSN_SLOTS; i++)
-		snap.slot[i] = (uint8_t)((cf_pshm->insn_count[i] ? CF_SLOT_RAN : 0) | cf_pshm->insn_flow[i]);
+		snap.slot[i] = (uint8_t)((cf_pshm->insn_count[i] ? CF_SLOT_RAN : 0) |
+					 cf_pshm->insn_flow[i]);
 	for (size_t i = 0; i < CF_EXTABLE_SLOTS; i++)
 		snap.entry[i] = cf_pshm->extable_hits[i] != 0;
 	char path[4096], tmp[4120];
@@ -190,19 +191,21 @@ static void every_second(void)
 	last = now.tv_sec;
 	write_snapshot();
 	if (cf_watched_has_ended()) {
-		fprintf(stderr, "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) has ended: stopping\n");
+		fprintf(stderr, "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) "
+				"has ended: stopping\n");
 		cf_channel_stop();
 		_exit(0);
 	}
 }
 
 /* The finding goes to disk first (COPYFUZZ_FINDINGS), then to stderr, then abort(). */
-static __attribute__((noreturn)) void report(const struct cf_case *c, uint32_t errors, const char *why)
+static __attribute__((noreturn)) void report(const struct cf_case *c, uint32_t errors,
+					     const char *why)
 {
 	if (*cf_cfg.findings) {
 		char path[4096];
-		snprintf(path, sizeof path, "%s/driver-%d-%llu.finding", cf_cfg.findings, (int)getpid(),
-			 (unsigned long long)time(NULL));
+		snprintf(path, sizeof path, "%s/driver-%d-%llu.finding", cf_cfg.findings,
+			 (int)getpid(), (unsigned long long)time(NULL));
 		FILE *f = fopen(path, "w");
 		if (f) {
 			fprintf(f, "classes=");
@@ -268,7 +271,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cf_oracle(&c, &o, &mine);
 	uint32_t plugin_only = CF_LOAD_OUT_OF_BOUNDS | CF_ALIGNED_OVERREAD | CF_STORE_OUT_OF_BOUNDS;
 	if ((mine.classes & ~r.classes) || ((r.classes & ~mine.classes) & ~plugin_only))
-		report(&c, mine.classes ^ r.classes, "the native oracle and the executor's disagree");
+		report(&c, mine.classes ^ r.classes,
+		       "the native oracle and the executor's disagree");
 	uint32_t errors = (mine.classes | r.classes) & cf_profile_errors(c.profile);
 	if (errors)
 		report(&c, errors, "oracle");

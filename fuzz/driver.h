@@ -58,10 +58,10 @@ int cf_watched_has_ended(void);
  * says how it ended) and the case reported. */
 enum cf_channel_status {
 	CF_CHANNEL_OK = 0,
-	CF_CHANNEL_DIED,        /* the executor died before or while answering: a crash */
-	CF_CHANNEL_HUNG,        /* no answer past the executor's own watchdog: a hang */
+	CF_CHANNEL_DIED, /* the executor died before or while answering: a crash */
+	CF_CHANNEL_HUNG, /* no answer past the executor's own watchdog: a hang */
 	CF_CHANNEL_OUT_OF_STEP, /* an answer that is not this case's result */
-	CF_CHANNEL_UNSEALED,    /* a record without this channel's seal: forged, a crash */
+	CF_CHANNEL_UNSEALED, /* a record without this channel's seal: forged, a crash */
 };
 
 extern struct cf_plugin_shm *cf_pshm; /* NULL without the plugin */

@@ -119,12 +119,14 @@ void cf_config_load(const char *argv0)
 	cf_cfg.profile_name = cf_env(CF_ENV_PROFILE);
 	find_bundle(argv0);
 	if (!cf_cfg.executor || !*cf_cfg.executor)
-		cf_die("set COPYFUZZ_EXECUTOR to a routine's executor (build/riscv64/<routine>.elf)");
+		cf_die("set COPYFUZZ_EXECUTOR to a routine's executor "
+		       "(build/riscv64/<routine>.elf)");
 	const char *kind = cf_cfg.kind_name;
 	cf_cfg.kind = !strcmp(kind, "clear")    ? CF_KIND_CLEAR
 		      : !strcmp(kind, "memcpy") ? CF_KIND_MEMCPY
 						: CF_KIND_COPY;
-	cf_cfg.profile = !strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
+	cf_cfg.profile =
+		!strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);
 	cf_cfg.coverage = cf_env(CF_ENV_COVERAGE);
 	cf_cfg.print_case = cf_env_given(CF_ENV_PRINT_CASE);
@@ -211,7 +213,8 @@ static int claim_cpu(int cpu)
 void cf_pin_to_one_cpu(void)
 {
 	cpu_set_t set;
-	if (!strcmp(cf_env(CF_ENV_PIN), "0") || sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) <= 1)
+	if (!strcmp(cf_env(CF_ENV_PIN), "0") || sched_getaffinity(0, sizeof set, &set) ||
+	    CPU_COUNT(&set) <= 1)
 		return;
 	int chosen = -1;
 	for (int cpu = 0; cpu < CPU_SETSIZE && chosen < 0; cpu++)

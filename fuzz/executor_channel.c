@@ -214,7 +214,8 @@ void cf_channel_describe(enum cf_channel_status st, int wait_status, char *buf, 
 		snprintf(buf, size, "the executor answered out of step");
 		return;
 	case CF_CHANNEL_UNSEALED:
-		snprintf(buf, size, "the executor's channel carried a record it did not seal (crash)");
+		snprintf(buf, size,
+			 "the executor's channel carried a record it did not seal (crash)");
 		return;
 	case CF_CHANNEL_DIED:
 		break;

@@ -52,6 +52,8 @@ from copyfuzz import build, envs, executor, records, routines, spec, strategies 
 from copyfuzz.errors import CopyfuzzError  # noqa: E402
 from copyfuzz.plugin import PluginMemory  # noqa: E402
 
+pytestmark = pytest.mark.e2e  # the real executors under QEMU
+
 EXAMPLES = envs.test_budget(200)  # per clean routine
 TIMEOUT_MS = 500  # the executor's watchdog per case (a hang is a finding, not a stall)
 READ_TIMEOUT_S = 60.0  # the tool's limit on one result (Server raises past it)

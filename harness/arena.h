@@ -24,9 +24,9 @@
 #define CF_ARENA_GUARD (CF_MAX_LEN + 2 * CF_PAGE_SIZE)
 
 struct cf_arena {
-	uint8_t *base;    /* the whole reservation */
+	uint8_t *base; /* the whole reservation */
 	size_t size;
-	uint8_t *acc;     /* first accessible byte (page aligned) */
+	uint8_t *acc; /* first accessible byte (page aligned) */
 	uint8_t *acc_end; /* first byte of the high guard (page aligned) */
 };
 

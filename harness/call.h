@@ -17,18 +17,18 @@
 
 /* Field offsets in SZREG units, shared with call.S. */
 #define CF_CALL_FN 0
-#define CF_CALL_ARGS 1      /* 3 words */
+#define CF_CALL_ARGS 1 /* 3 words */
 #define CF_CALL_RET 4
 #define CF_CALL_SAVED_SP 5
 #define CF_CALL_GP_IN 6
 #define CF_CALL_TP_IN 7
-#define CF_CALL_S_IN 8      /* 12 words */
-#define CF_CALL_S_OUT 20    /* 12 words */
+#define CF_CALL_S_IN 8 /* 12 words */
+#define CF_CALL_S_OUT 20 /* 12 words */
 #define CF_CALL_SP_OUT 32
 #define CF_CALL_GP_OUT 33
 #define CF_CALL_TP_OUT 34
 #define CF_CALL_RA_OUT 35
-#define CF_CALL_STATUS 36   /* one word: enum cf_call_status */
+#define CF_CALL_STATUS 36 /* one word: enum cf_call_status */
 #define CF_CALL_FFLAGS_OUT 37 /* fflags on return: bit 0 (NX) is the compat SUM bit */
 #define CF_CALL_WORDS 38
 
@@ -36,8 +36,8 @@
 #define CF_CALL_RUNNING 0
 #define CF_CALL_RETURNED 1
 #define CF_CALL_UNHANDLED 2 /* fault at a pc the table does not know */
-#define CF_CALL_CRASHED 3   /* any other synchronous signal */
-#define CF_CALL_HUNG 4      /* watchdog, or a fault loop through a fixup */
+#define CF_CALL_CRASHED 3 /* any other synchronous signal */
+#define CF_CALL_HUNG 4 /* watchdog, or a fault loop through a fixup */
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -52,7 +52,7 @@ struct cf_call {
 	volatile uintptr_t status;
 	uintptr_t fflags_out;
 	/* C-only from here: filled by the signal handlers */
-	uint64_t seq;       /* bumped per call: the watchdog's notion of progress */
+	uint64_t seq; /* bumped per call: the watchdog's notion of progress */
 	uint32_t faults;
 	uint32_t signal;
 	uintptr_t fault_pc, fault_addr, fixup_pc;

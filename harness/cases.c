@@ -144,8 +144,8 @@ uint64_t cf_sweep_count(const struct cf_sweep_cfg *cfg, uint64_t shard, uint64_t
 	return shard_ids_below(end, shard, shards) - shard_ids_below(start, shard, shards);
 }
 
-void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg,
-		    uint64_t shard, uint64_t shards)
+void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg, uint64_t shard,
+		    uint64_t shards)
 {
 	it->cfg = *cfg;
 	it->shard = shard;
@@ -277,8 +277,8 @@ static uint64_t log_uniform_len(uint64_t seed, uint64_t i, uint64_t max)
 }
 
 /* A fault position for a side of n bytes at offset off: some page boundary. */
-static uint64_t random_fault(const struct cf_sweep_cfg *cfg, uint64_t seed, uint64_t i,
-			     uint64_t k, uint64_t n, uint32_t off)
+static uint64_t random_fault(const struct cf_sweep_cfg *cfg, uint64_t seed, uint64_t i, uint64_t k,
+			     uint64_t n, uint32_t off)
 {
 	uint64_t pages = (off + n + CF_PAGE_SIZE - 1) / CF_PAGE_SIZE;
 	if (cfg->kind == CF_KIND_MEMCPY) /* only just past the buffer */

@@ -21,14 +21,14 @@ bool cf_fault_reachable(uint32_t off, uint64_t fault);
 
 /* The sweep's parameters; an X-macro like the records' (records.h), because the
  * tool passes this struct to libcfref.so through ctypes (tool/copyfuzz/plan.py). */
-#define CF_SWEEP_CFG_FIELDS(X)                                                   \
-	X(uint16_t, kind, , "enum cf_kind")                                      \
-	X(uint16_t, profile, , "enum cf_profile")                                \
-	X(uint32_t, szreg, , "misalignments run over 0 .. 2*szreg-1")            \
-	X(uint64_t, min_len, , "exhaustive phase: n from min_len")               \
-	X(uint64_t, max_len, , "to max_len")                                     \
-	X(uint64_t, random_count, , "random phase: this many cases")             \
-	X(uint64_t, random_seed, , "from this seed")                             \
+#define CF_SWEEP_CFG_FIELDS(X)                                        \
+	X(uint16_t, kind, , "enum cf_kind")                           \
+	X(uint16_t, profile, , "enum cf_profile")                     \
+	X(uint32_t, szreg, , "misalignments run over 0 .. 2*szreg-1") \
+	X(uint64_t, min_len, , "exhaustive phase: n from min_len")    \
+	X(uint64_t, max_len, , "to max_len")                          \
+	X(uint64_t, random_count, , "random phase: this many cases")  \
+	X(uint64_t, random_seed, , "from this seed")                  \
 	X(uint64_t, random_max_len, , "n up to this (0: 65536)")
 
 struct cf_sweep_cfg {
@@ -52,8 +52,8 @@ struct cf_sweep_iter {
 	uint64_t random_done;
 };
 
-void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg,
-		    uint64_t shard, uint64_t shards);
+void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg, uint64_t shard,
+		    uint64_t shards);
 /* Fills *c with the next case of this shard; false when there is none. */
 bool cf_sweep_next(struct cf_sweep_iter *it, struct cf_case *c);
 /* Go on at case id `id` (this shard's first id >= it): a sweep resumed past a case

@@ -29,8 +29,8 @@ static uint8_t *dst_before; /* pristine copy of the dst window */
 static struct cf_call call;
 static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin */
 static struct cf_observe_shm *observe; /* --observe-fd: for an oracle elsewhere */
-static struct cf_control *control;   /* --control-fd: which case is running, for the tool */
-static int cases_fd;                 /* --cases-fd: the seal key, then (serve) case records */
+static struct cf_control *control; /* --control-fd: which case is running, for the tool */
+static int cases_fd; /* --cases-fd: the seal key, then (serve) case records */
 static uint64_t seal_key[2], seal_seq;
 
 static __attribute__((noreturn)) void usage(const char *why)
@@ -42,7 +42,8 @@ static __attribute__((noreturn)) void usage(const char *why)
 	       " [--shard I/K] [--start ID] [--end ID] [--stop-mask MASK] [--max-hangs H]"
 	       " [--timeout-ms T] [--bare]\n"
 	       "       serve, sweep: [--cases-fd N] [--records-fd N] [--control-fd N]\n"
-	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) [--observe-fd N]\n");
+	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) "
+	       "[--observe-fd N]\n");
 	cf_exit(2);
 }
 
@@ -202,7 +203,8 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	r->type = CF_RESULT_CASE;
 
 	uint8_t *dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
-	uint8_t *src = c->kind == CF_KIND_CLEAR ? 0 : cf_place(&src_arena, c->src_off, c->src_fault);
+	uint8_t *src =
+		c->kind == CF_KIND_CLEAR ? 0 : cf_place(&src_arena, c->src_off, c->src_fault);
 	const uint8_t *before = dst_before + (dst - dst_arena.acc);
 
 	call.fn = (uintptr_t)cf_target.entry;

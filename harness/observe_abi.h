@@ -21,17 +21,17 @@
 #define CF_OBSERVE_WINDOW (CF_MAX_LEN + 2 * CF_CANARY_LEN)
 
 struct cf_observe_shm {
-	uint32_t magic, seq32;     /* executor sets magic; seq32 = low bits of the case id */
-	struct cf_case c;          /* the case as run */
-	uint64_t outcome;          /* enum cf_outcome */
-	uint64_t ret;              /* a0 as returned */
+	uint32_t magic, seq32; /* executor sets magic; seq32 = low bits of the case id */
+	struct cf_case c; /* the case as run */
+	uint64_t outcome; /* enum cf_outcome */
+	uint64_t ret; /* a0 as returned */
 	uint64_t regs_bad, reg_got, sum_left_on;
-	int64_t lo, hi;            /* the readable window around dst, relative to dst */
-	uint64_t dst_addr;         /* where dst was in the guest (memcpy returns it) */
-	uint64_t src_len;          /* bytes of src copied below: A, the accessible prefix */
-	uint8_t after[CF_OBSERVE_WINDOW];  /* dst[lo, hi) as the routine left it */
+	int64_t lo, hi; /* the readable window around dst, relative to dst */
+	uint64_t dst_addr; /* where dst was in the guest (memcpy returns it) */
+	uint64_t src_len; /* bytes of src copied below: A, the accessible prefix */
+	uint8_t after[CF_OBSERVE_WINDOW]; /* dst[lo, hi) as the routine left it */
 	uint8_t before[CF_OBSERVE_WINDOW]; /* dst[lo, hi) before the call */
-	uint8_t src[CF_MAX_LEN];           /* src[0, src_len) */
+	uint8_t src[CF_MAX_LEN]; /* src[0, src_len) */
 };
 
 #endif /* CF_OBSERVE_ABI_H */

@@ -34,8 +34,8 @@
 #define CF_NO_FAULT UINT64_MAX
 
 enum cf_kind {
-	CF_KIND_COPY = 0,   /* N = f(dst, src, n): bytes not copied; either side faults */
-	CF_KIND_CLEAR = 1,  /* N = f(dst, n): bytes not cleared */
+	CF_KIND_COPY = 0, /* N = f(dst, src, n): bytes not copied; either side faults */
+	CF_KIND_CLEAR = 1, /* N = f(dst, n): bytes not cleared */
 	CF_KIND_MEMCPY = 2, /* returns dst; no fixups: every fault is unhandled */
 };
 
@@ -48,21 +48,21 @@ enum cf_profile {
  * Finding classes, in report order. X(enum name, bit, "name used in output").
  * Bits are stable: they travel in result records and JSON readers rely on them.
  */
-#define CF_CLASSES(X)                                                 \
-	X(CF_BAD_RETURN, 0, "bad-return")                                                  \
-	X(CF_SPURIOUS_FAULT, 1, "spurious-fault")                                          \
-	X(CF_OVER_REPORT, 2, "over-report")                                                \
-	X(CF_WRONG_DATA, 3, "wrong-data")                                                  \
-	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported")                            \
-	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds")                                \
-	X(CF_NO_PROGRESS, 6, "no-progress")                                                \
-	X(CF_IMPRECISE, 7, "imprecise")                                                    \
-	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")                                        \
-	X(CF_HANG, 9, "hang")                                                              \
-	X(CF_REGISTER_CLOBBER, 10, "register-clobber")                                     \
-	X(CF_CRASH, 11, "crash")                                                           \
-	X(CF_SUM_LEFT_ENABLED, 12, "sum-left-enabled")                                     \
-	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds")                                 \
+#define CF_CLASSES(X)                                           \
+	X(CF_BAD_RETURN, 0, "bad-return")                       \
+	X(CF_SPURIOUS_FAULT, 1, "spurious-fault")               \
+	X(CF_OVER_REPORT, 2, "over-report")                     \
+	X(CF_WRONG_DATA, 3, "wrong-data")                       \
+	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported") \
+	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds")     \
+	X(CF_NO_PROGRESS, 6, "no-progress")                     \
+	X(CF_IMPRECISE, 7, "imprecise")                         \
+	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")             \
+	X(CF_HANG, 9, "hang")                                   \
+	X(CF_REGISTER_CLOBBER, 10, "register-clobber")          \
+	X(CF_CRASH, 11, "crash")                                \
+	X(CF_SUM_LEFT_ENABLED, 12, "sum-left-enabled")          \
+	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds")      \
 	X(CF_ALIGNED_OVERREAD, 14, "aligned-overread")
 
 #define CF_X_BIT(e, b, s) e = 1u << (b),
@@ -88,17 +88,17 @@ enum cf_class { CF_CLASSES(CF_X_BIT) };
 /* ---- case record: 64 bytes ---- */
 #define CF_CASE_MAGIC 0x31434643u /* "CFC1" */
 
-#define CF_CASE_FIELDS(X)                                                                  \
-	X(uint32_t, magic, , "CF_CASE_MAGIC")                                              \
-	X(uint16_t, kind, , "enum cf_kind")                                                \
-	X(uint16_t, profile, , "enum cf_profile")                                          \
-	X(uint64_t, id, , "echoed in the result; the sweep's case index")                  \
-	X(uint64_t, n, , "bytes to copy or clear, <= CF_MAX_LEN")                          \
-	X(uint32_t, src_off, , "page offset of src (ignored for clear)")                   \
-	X(uint32_t, dst_off, , "page offset of dst")                                       \
+#define CF_CASE_FIELDS(X)                                                                         \
+	X(uint32_t, magic, , "CF_CASE_MAGIC")                                                     \
+	X(uint16_t, kind, , "enum cf_kind")                                                       \
+	X(uint16_t, profile, , "enum cf_profile")                                                 \
+	X(uint64_t, id, , "echoed in the result; the sweep's case index")                         \
+	X(uint64_t, n, , "bytes to copy or clear, <= CF_MAX_LEN")                                 \
+	X(uint32_t, src_off, , "page offset of src (ignored for clear)")                          \
+	X(uint32_t, dst_off, , "page offset of dst")                                              \
 	X(uint64_t, src_fault, , "bytes from src to its first inaccessible byte, or CF_NO_FAULT") \
-	X(uint64_t, dst_fault, , "likewise for dst")                                       \
-	X(uint64_t, reserved, , "zero")                                                    \
+	X(uint64_t, dst_fault, , "likewise for dst")                                              \
+	X(uint64_t, reserved, , "zero")                                                           \
 	X(uint64_t, seal, , "in the sweep's stream: cf_seal(); ignored in cases sent to serve")
 
 struct cf_case {
@@ -116,12 +116,12 @@ struct cf_case {
 #define CF_RESULT_MAGIC 0x31524643u /* "CFR1" */
 
 enum cf_result_type {
-	CF_RESULT_CASE = 0,     /* the outcome of one case */
+	CF_RESULT_CASE = 0, /* the outcome of one case */
 	CF_RESULT_PROGRESS = 1, /* sweep: id = cases done, ret = cases in this run */
-	CF_RESULT_DONE = 2,     /* sweep: last record; id = cases run, aux = why it
+	CF_RESULT_DONE = 2, /* sweep: last record; id = cases run, aux = why it
 				 * ended: enum cf_sweep_stop */
-	CF_RESULT_ERROR = 3,    /* case rejected: aux = enum cf_case_error */
-	CF_RESULT_COUNT = 4,    /* sweep: id = cases showing class bit aux */
+	CF_RESULT_ERROR = 3, /* case rejected: aux = enum cf_case_error */
+	CF_RESULT_COUNT = 4, /* sweep: id = cases showing class bit aux */
 };
 
 /*
@@ -140,21 +140,21 @@ enum cf_case_error {
 	CF_CASE_BAD_OFFSET,
 	CF_CASE_SRC_UNREACHABLE, /* src fault position no page boundary can produce */
 	CF_CASE_DST_UNREACHABLE,
-	CF_CASE_KIND_MISMATCH,   /* case kind differs from the executor's routine */
+	CF_CASE_KIND_MISMATCH, /* case kind differs from the executor's routine */
 };
 
 /* Why a sweep ended: the DONE record's aux. */
 enum cf_sweep_stop {
-	CF_SWEEP_ALL_RUN = 0,    /* every case ran */
-	CF_SWEEP_STOP_MASK = 1,  /* every class of --stop-mask was seen */
-	CF_SWEEP_MAX_HANGS = 2,  /* --max-hangs cases hung */
+	CF_SWEEP_ALL_RUN = 0, /* every case ran */
+	CF_SWEEP_STOP_MASK = 1, /* every class of --stop-mask was seen */
+	CF_SWEEP_MAX_HANGS = 2, /* --max-hangs cases hung */
 };
 
 /* The executor's option defaults and limits (the tool checks its own against them). */
 enum cf_executor_option {
-	CF_EXEC_TIMEOUT_MS_DEFAULT = 500,   /* --timeout-ms: the per-case watchdog */
+	CF_EXEC_TIMEOUT_MS_DEFAULT = 500, /* --timeout-ms: the per-case watchdog */
 	CF_EXEC_TIMEOUT_MS_MAX = 600000,
-	CF_EXEC_MAX_HANGS_DEFAULT = 16,     /* --max-hangs (sweep) */
+	CF_EXEC_MAX_HANGS_DEFAULT = 16, /* --max-hangs (sweep) */
 };
 
 /* Registers the call trampoline checks, as bits of cf_result.regs_bad. */
@@ -166,29 +166,29 @@ enum cf_reg_bit {
 	CF_REG_RA = 15, /* returned somewhere other than the return address */
 };
 
-#define CF_RESULT_FIELDS(X)                                                                \
-	X(uint32_t, magic, , "CF_RESULT_MAGIC")                                            \
-	X(uint16_t, type, , "enum cf_result_type")                                         \
-	X(uint16_t, signal, , "the first fault's or crash's signal number")                \
-	X(uint64_t, id, , "the case id (or a count, see cf_result_type)")                  \
-	X(uint32_t, classes, , "every class observed (enum cf_class bits)")                \
-	X(uint32_t, errors, , "classes & the profile's error set")                         \
-	X(uint64_t, ret, , "raw a0 on return (N; for memcpy, the pointer)")                \
-	X(uint64_t, accessible, , "A: leading bytes accessible on both sides")             \
-	X(uint64_t, claimed, , "C = n - N, clamped to [0, n]")                             \
-	X(int64_t, diff_off, , "first wrong byte, relative to dst (may be < 0)")           \
-	X(uint32_t, diff_count, , "bytes that differ from expectation")                    \
-	X(uint8_t, diff_want, , "expected byte at diff_off")                               \
-	X(uint8_t, diff_got, , "actual byte at diff_off")                                  \
-	X(uint16_t, regs_bad, , "enum cf_reg_bit mask")                                    \
-	X(uint64_t, reg_got, , "the first bad register's value")                           \
-	X(uint32_t, faults, , "faults taken during the call")                              \
-	X(uint32_t, aux, , "see cf_result_type")                                           \
-	X(uint64_t, fault_pc, , "first fault: instruction address")                        \
-	X(uint64_t, fault_addr, , "first fault: data address")                             \
-	X(uint64_t, fixup_pc, , "first fault: where the table sent it (0: none)")          \
-	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets")         \
-	X(uint64_t, src, , "where src was placed")                                         \
+#define CF_RESULT_FIELDS(X)                                                        \
+	X(uint32_t, magic, , "CF_RESULT_MAGIC")                                    \
+	X(uint16_t, type, , "enum cf_result_type")                                 \
+	X(uint16_t, signal, , "the first fault's or crash's signal number")        \
+	X(uint64_t, id, , "the case id (or a count, see cf_result_type)")          \
+	X(uint32_t, classes, , "every class observed (enum cf_class bits)")        \
+	X(uint32_t, errors, , "classes & the profile's error set")                 \
+	X(uint64_t, ret, , "raw a0 on return (N; for memcpy, the pointer)")        \
+	X(uint64_t, accessible, , "A: leading bytes accessible on both sides")     \
+	X(uint64_t, claimed, , "C = n - N, clamped to [0, n]")                     \
+	X(int64_t, diff_off, , "first wrong byte, relative to dst (may be < 0)")   \
+	X(uint32_t, diff_count, , "bytes that differ from expectation")            \
+	X(uint8_t, diff_want, , "expected byte at diff_off")                       \
+	X(uint8_t, diff_got, , "actual byte at diff_off")                          \
+	X(uint16_t, regs_bad, , "enum cf_reg_bit mask")                            \
+	X(uint64_t, reg_got, , "the first bad register's value")                   \
+	X(uint32_t, faults, , "faults taken during the call")                      \
+	X(uint32_t, aux, , "see cf_result_type")                                   \
+	X(uint64_t, fault_pc, , "first fault: instruction address")                \
+	X(uint64_t, fault_addr, , "first fault: data address")                     \
+	X(uint64_t, fixup_pc, , "first fault: where the table sent it (0: none)")  \
+	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets") \
+	X(uint64_t, src, , "where src was placed")                                 \
 	X(uint64_t, seal, , "cf_seal() of the record and its place in the stream")
 
 struct cf_result {
@@ -209,11 +209,11 @@ struct cf_result {
  * sweep got. The routine can write here too: the tool verifies the case it
  * names by running it alone in a fresh executor.
  */
-#define CF_CONTROL_FIELDS(X)                                                               \
-	X(uint32_t, magic, , "CF_CONTROL_MAGIC: the executor has mapped the block")        \
-	X(uint32_t, version, , "CF_CONTROL_VERSION")                                       \
-	X(uint64_t, started, , "calls of the routine begun so far")                        \
-	X(uint64_t, current, , "the id of the case begun last")                            \
+#define CF_CONTROL_FIELDS(X)                                                        \
+	X(uint32_t, magic, , "CF_CONTROL_MAGIC: the executor has mapped the block") \
+	X(uint32_t, version, , "CF_CONTROL_VERSION")                                \
+	X(uint64_t, started, , "calls of the routine begun so far")                 \
+	X(uint64_t, current, , "the id of the case begun last")                     \
 	X(uint64_t, counts, [CF_CONTROL_COUNTS], "sweep: cases showing each class bit")
 
 struct cf_control {
@@ -253,7 +253,8 @@ static inline uint64_t cf_seal(const uint64_t key[2], uint64_t seq, const void *
 
 _Static_assert(sizeof(struct cf_case) == 64, "case record is 64 bytes");
 _Static_assert(sizeof(struct cf_result) == 128, "result record is 128 bytes");
-_Static_assert(sizeof(struct cf_control) == 24 + 8 * CF_CONTROL_COUNTS, "control block has no padding");
+_Static_assert(sizeof(struct cf_control) == 24 + 8 * CF_CONTROL_COUNTS,
+	       "control block has no padding");
 _Static_assert(CF_NUM_CLASSES <= CF_CONTROL_COUNTS, "a count per class");
 _Static_assert(__builtin_offsetof(struct cf_case, seal) == 56 &&
 		       __builtin_offsetof(struct cf_result, seal) == 120,

@@ -114,10 +114,22 @@ static inline int cf_munmap(void *addr, size_t len)
 #include <sys/mman.h>
 #include <unistd.h>
 
-static inline long cf_read(int fd, void *buf, size_t len) { return read(fd, buf, len); }
-static inline long cf_write(int fd, const void *buf, size_t len) { return write(fd, buf, len); }
-static inline int cf_close(int fd) { return close(fd); }
-static inline __attribute__((noreturn)) void cf_exit(int code) { _exit(code); }
+static inline long cf_read(int fd, void *buf, size_t len)
+{
+	return read(fd, buf, len);
+}
+static inline long cf_write(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len);
+}
+static inline int cf_close(int fd)
+{
+	return close(fd);
+}
+static inline __attribute__((noreturn)) void cf_exit(int code)
+{
+	_exit(code);
+}
 
 static inline void *cf_mmap_anon(size_t len, int prot)
 {
@@ -125,8 +137,14 @@ static inline void *cf_mmap_anon(size_t len, int prot)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static inline int cf_mprotect(void *addr, size_t len, int prot) { return mprotect(addr, len, prot); }
-static inline int cf_munmap(void *addr, size_t len) { return munmap(addr, len); }
+static inline int cf_mprotect(void *addr, size_t len, int prot)
+{
+	return mprotect(addr, len, prot);
+}
+static inline int cf_munmap(void *addr, size_t len)
+{
+	return munmap(addr, len);
+}
 
 #endif
 

@@ -11,9 +11,9 @@
 #include "extable.h"
 
 struct cf_target {
-	const char *name;   /* "riscv/copy_user" */
+	const char *name; /* "riscv/copy_user" */
 	const char *symbol; /* "__asm_copy_to_user" */
-	uint16_t kind;      /* enum cf_kind */
+	uint16_t kind; /* enum cf_kind */
 	void (*entry)(void);
 	struct cf_extable table;
 	const uint8_t *text_start, *text_end; /* the routine object's code */

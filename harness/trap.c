@@ -133,15 +133,14 @@ static void on_alarm(int sig, void *si, void *uc_)
 }
 
 #if defined(__riscv) && !defined(CF_HOSTED)
-static int set_handler(int sig, void (*fn)(int, void *, void *), unsigned long flags,
-		       uint64_t mask)
+static int set_handler(int sig, void (*fn)(int, void *, void *), unsigned long flags, uint64_t mask)
 {
 	struct k_sigaction sa = {fn, flags | K_SA_SIGINFO | K_SA_ONSTACK, mask};
 	return (int)cf_syscall6(CF_NR_rt_sigaction, sig, (long)&sa, 0, 8, 0, 0);
 }
 
-int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms,
-		 uint64_t *extable_hits, size_t hit_slots)
+int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms, uint64_t *extable_hits,
+		 size_t hit_slots)
 {
 	trap_table = table;
 	trap_hits = extable_hits;

@@ -23,7 +23,7 @@
 /* Install the handlers and start the watchdog (timeout_ms per call). 0 or -1.
  * With extable_hits, each fixup taken through entry i adds 1 to extable_hits[i]
  * (for i < hit_slots): the plugin's shared memory, read by copyfuzz cov. */
-int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms,
-		 uint64_t *extable_hits, size_t hit_slots);
+int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms, uint64_t *extable_hits,
+		 size_t hit_slots);
 
 #endif /* CF_TRAP_H */

@@ -99,13 +99,13 @@ struct cf_insn {
 	uint64_t pc;
 	uint64_t size;
 	uint64_t *count; /* its insn_count slot, or sink when it has none */
-	uint8_t *flow;   /* its insn_flow slot, or flow_sink */
+	uint8_t *flow; /* its insn_flow slot, or flow_sink */
 };
 
 static struct cf_plugin_shm *shm;
-static uint64_t sink;                           /* counts of instructions past the slots */
+static uint64_t sink; /* counts of instructions past the slots */
 static uint8_t flow_sink;
-static uint8_t *last_flow = &flow_sink;         /* the previous instruction's insn_flow */
+static uint8_t *last_flow = &flow_sink; /* the previous instruction's insn_flow */
 static struct cf_insn slot_insn[CF_INSN_SLOTS]; /* udata of slotted instructions, reused */
 static int warned_abi;
 
@@ -310,8 +310,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static int usage(const char *why, const char *arg)
 {
 	fprintf(stderr, "cfplugin: %s%s%s\n", why, arg ? ": " : "", arg ? arg : "");
-	fprintf(stderr, "cfplugin: usage: -plugin cfplugin.so,fd=N  (N: an inherited memfd of "
-			"%zu bytes, see harness/plugin_abi.h)\n",
+	fprintf(stderr,
+		"cfplugin: usage: -plugin cfplugin.so,fd=N  (N: an inherited memfd of "
+		"%zu bytes, see harness/plugin_abi.h)\n",
 		sizeof(struct cf_plugin_shm));
 	return -1;
 }
@@ -354,9 +355,11 @@ CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 		return usage("cannot map fd", strerror(errno));
 	shm = p;
 	/* A stale or foreign memory: refuse rather than scribble on it. */
-	if (shm->magic != 0 && (shm->magic != CF_PLUGIN_MAGIC || shm->version != CF_PLUGIN_VERSION)) {
-		fprintf(stderr, "cfplugin: fd %ld holds magic %#x version %u, expected %#x "
-				"version %u\n",
+	if (shm->magic != 0 &&
+	    (shm->magic != CF_PLUGIN_MAGIC || shm->version != CF_PLUGIN_VERSION)) {
+		fprintf(stderr,
+			"cfplugin: fd %ld holds magic %#x version %u, expected %#x "
+			"version %u\n",
 			fd, shm->magic, shm->version, CF_PLUGIN_MAGIC, CF_PLUGIN_VERSION);
 		munmap(p, sizeof(struct cf_plugin_shm));
 		shm = NULL;

@@ -24,8 +24,8 @@ static uint8_t source_byte(const struct cf_case *c, const uint8_t *src, int64_t 
 	return c->kind == CF_KIND_CLEAR ? 0 : src[i];
 }
 
-void cf_ref_expect(const struct cf_case *c, const uint8_t *src, const uint8_t *before,
-		   int64_t lo, int64_t hi, uint8_t *out)
+void cf_ref_expect(const struct cf_case *c, const uint8_t *src, const uint8_t *before, int64_t lo,
+		   int64_t hi, uint8_t *out)
 {
 	int64_t a = (int64_t)cf_ref_accessible(c);
 	for (int64_t i = lo; i < hi; i++)
@@ -39,7 +39,7 @@ uint32_t cf_profile_errors(uint16_t profile)
 
 const char *cf_class_name(uint32_t class_bit)
 {
-#define CF_X_NAME(e, b, s) \
+#define CF_X_NAME(e, b, s)    \
 	if (class_bit == (e)) \
 		return s;
 	CF_CLASSES(CF_X_NAME)
@@ -159,8 +159,8 @@ void cf_oracle(const struct cf_case *c, const struct cf_observed *o, struct cf_r
 		int64_t good = (int64_t)min_u64(claimed, a);
 		if (check(c, o, 0, clamp(good, 0, hi), EXPECT_SOURCE, &d))
 			cls |= CF_WRONG_DATA;
-		if (check(c, o, clamp((int64_t)claimed, 0, hi), clamp((int64_t)n, 0, hi), EXPECT_BEFORE,
-			  &d))
+		if (check(c, o, clamp((int64_t)claimed, 0, hi), clamp((int64_t)n, 0, hi),
+			  EXPECT_BEFORE, &d))
 			cls |= CF_STORE_BEYOND_REPORTED;
 	}
 	/* Past the end: nothing may change. */

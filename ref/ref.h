@@ -23,8 +23,8 @@ uint64_t cf_ref_accessible(const struct cf_case *c);
  * lo <= 0 <= hi): before[] holds what dst held before the call, src[] the
  * source (unused for clear). out[i - lo] receives the expectation.
  */
-void cf_ref_expect(const struct cf_case *c, const uint8_t *src, const uint8_t *before,
-		   int64_t lo, int64_t hi, uint8_t *out);
+void cf_ref_expect(const struct cf_case *c, const uint8_t *src, const uint8_t *before, int64_t lo,
+		   int64_t hi, uint8_t *out);
 
 /* How the call ended (the executor's view). */
 enum cf_outcome {
@@ -36,14 +36,14 @@ enum cf_outcome {
 
 struct cf_observed {
 	enum cf_outcome outcome;
-	uint64_t ret;      /* a0 as returned */
+	uint64_t ret; /* a0 as returned */
 	uint16_t regs_bad; /* enum cf_reg_bit mask from the trampoline */
 	uint64_t reg_got;
-	int sum_left_on;       /* returned with user access (compat SR_SUM) enabled */
-	const uint8_t *dst;    /* the destination as the routine left it */
+	int sum_left_on; /* returned with user access (compat SR_SUM) enabled */
+	const uint8_t *dst; /* the destination as the routine left it */
 	const uint8_t *before; /* what dst held before: before[i] pairs with dst[i] */
-	const uint8_t *src;    /* the source (readable for the first A bytes) */
-	int64_t lo;            /* readable window around dst: [lo, hi), lo <= 0 */
+	const uint8_t *src; /* the source (readable for the first A bytes) */
+	int64_t lo; /* readable window around dst: [lo, hi), lo <= 0 */
 	int64_t hi;
 };
 

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
-clang lld libclang-rt-14-dev llvm python3-venv afl++"
+clang lld libclang-rt-14-dev llvm python3-venv afl++ clang-format shellcheck"
 
 missing=""
 for p in $PACKAGES; do

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, TOOL
 
 pytestmark = pytest.mark.e2e

@@ -13,9 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, TOOL, budget, run_cli
-
 from copyfuzz import paths
 from copyfuzz.routines import discover
 
@@ -60,7 +58,8 @@ def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path
     memcheck = run_cli("repro", "riscv/copy_user:n=3", "--memcheck", env={"O": str(o)})  # the plugin, under O
     assert memcheck.returncode == 0, memcheck.stderr
     for engine in ("libfuzzer", "afl"):  # the fuzz targets, under O
-        fuzz = run_cli("fuzz", "riscv/copy_user", "--engine", engine, "--time", budget(3), "--corpus", str(tmp_path / "c"),
+        fuzz = run_cli("fuzz", "riscv/copy_user", "--engine", engine, "--time", budget(3),
+                       "--corpus", str(tmp_path / "c"),
                        "--findings", str(tmp_path / engine), "--regressions", str(tmp_path / "r"), "--json",
                        env={"O": str(o)}, timeout=300)
         assert fuzz.returncode == 0, fuzz.stderr[-2000:]

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -3,15 +3,13 @@ deduplicated across concurrent writers), the corpus. Unit tests: no executor nee
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
-
 from copyfuzz import atomic, corpus, regressions
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.routines import discover, find
@@ -69,19 +67,28 @@ def test_take_whole_skips_inputs_cut_short(tmp_path: Path) -> None:
     assert sorted(p.read_bytes() for p in into.iterdir()) == [b"whole"] and not any(staging.iterdir())
 
 
-def _save(directory: str, k: int) -> str:
-    r = copy_user()
-    spec = parse_fields(r.name, r.kind, "n=5,src_off=4093,src_fault=3")
-    path, _ = regressions.save(Path(directory), r, spec, "wrong-data", ["wrong-data"], engine=f"e{k}",
-                               fault_pc="0x1000 (x+0x10)", profile="linux")
-    return str(path)
+SAVE = """
+import sys
+from pathlib import Path
+from copyfuzz import regressions
+from copyfuzz.routines import discover, find
+from copyfuzz.spec import parse_fields
+r = find(discover(Path(sys.argv[1])), "riscv/copy_user")
+spec = parse_fields(r.name, r.kind, "n=5,src_off=4093,src_fault=3")
+path, _ = regressions.save(Path(sys.argv[2]), r, spec, "wrong-data", ["wrong-data"], engine="e" + sys.argv[3],
+                           fault_pc="0x1000 (x+0x10)", profile="linux")
+print(path)
+"""
 
 
 def test_concurrent_saves_of_one_finding_write_one_regression(tmp_path: Path) -> None:
-    with multiprocessing.get_context("spawn").Pool(8) as pool:
-        paths = pool.starmap(_save, [(str(tmp_path), k) for k in range(16)])
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tool")}
+    procs = [subprocess.Popen([sys.executable, "-c", SAVE, str(ROOT), str(tmp_path), str(k)], env=env,
+                              stdout=subprocess.PIPE, text=True) for k in range(12)]
+    paths = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
     specs = list(tmp_path.glob("*.spec"))
-    assert len(specs) == 1 and set(paths) == {str(specs[0])}
+    assert len(specs) == 1 and paths == {str(specs[0])}
     reg = regressions.read(specs[0])
     assert reg.cls == "wrong-data" and reg.line == "riscv/copy_user:n=5,src_off=4093,src_fault=3,dst_off=0"
 

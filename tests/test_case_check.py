@@ -11,11 +11,10 @@ import ctypes
 import subprocess
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from copyfuzz import paths, records
-
 from conftest import ROOT
+from copyfuzz import paths, records
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 PAGE = records.PAGE_SIZE
 

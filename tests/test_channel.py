@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from copyfuzz import executor, plan, records
 from copyfuzz.executor import ExecutorError
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, budget, run_cli
 
 pytestmark = pytest.mark.e2e

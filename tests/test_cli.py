@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 FAKE = Path(__file__).parent / "fake_executor.py"
@@ -154,7 +153,8 @@ def test_sweep_findings_json_and_files(fake_tree: tuple[Path, dict[str, str]], t
 
 def test_sweep_profile_override(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
-    proc = run_cli("sweep", "--no-audit", "riscv/b*", "--json", "--profile", "exact", "--findings", str(tmp_path), env=env)
+    proc = run_cli("sweep", "--no-audit", "riscv/b*", "--json", "--profile", "exact", "--findings", str(tmp_path),
+                   env=env)
     report = json.loads(proc.stdout)
     assert report["profile"] == "exact"
     assert report["routines"][0]["findings"] == {"wrong-data": 22, "imprecise": 9}
@@ -174,13 +174,15 @@ def test_sweep_mutants(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -
     assert "ESCAPED" in text.stdout and "caught" in text.stdout
     assert "riscv/mutants/caught:n=3,src_off=3,dst_off=3" in text.stdout
     # Only caught mutants and clean routines: exit 0.
-    ok = run_cli("sweep", "--no-audit", "riscv/clean_copy", "riscv/mutants/caught", "--findings", str(tmp_path), env=env)
+    ok = run_cli("sweep", "--no-audit", "riscv/clean_copy", "riscv/mutants/caught", "--findings", str(tmp_path),
+                 env=env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
 def test_sweep_executor_crash_is_exit_2(fake_tree: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     _, env = fake_tree
-    proc = run_cli("sweep", "--no-audit", "riscv/buggy", "--findings", str(tmp_path), env={**env, "FAKE_SCENARIO": "crash"})
+    proc = run_cli("sweep", "--no-audit", "riscv/buggy", "--findings", str(tmp_path),
+                   env={**env, "FAKE_SCENARIO": "crash"})
     assert proc.returncode == 2
     assert "exited with status 3" in proc.stderr and "internal error on purpose" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -15,9 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, TOOL
-
 from copyfuzz import envs
 from copyfuzz.errors import CopyfuzzError
 

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from copyfuzz import executor, plan, records
-from copyfuzz.executor import ExecutorError, Finding, Reproducers, StreamParser
+from copyfuzz.executor import ExecutorError, NewClassCase, Reproducers, StreamParser
 
 FAKE = [sys.executable, str(Path(__file__).parent / "fake_executor.py"), "build/x.elf"]
 
@@ -49,7 +48,7 @@ def test_parser_handles_any_chunking() -> None:
         for i in range(0, len(stream), size):
             items += parser.feed(stream[i:i + size])
         parser.finish()
-        assert [(type(x), getattr(x, "id", None)) for x in items] == [(Finding, None), (records.Result, 10)]
+        assert [(type(x), getattr(x, "id", None)) for x in items] == [(NewClassCase, None), (records.Result, 10)]
         assert items[0].case.n == 3 and items[0].result.classes == 8  # type: ignore[union-attr]
 
 
@@ -71,8 +70,8 @@ def test_parser_rejects_bad_streams() -> None:
 def test_reproducers_keep_the_smallest_id() -> None:
     best = Reproducers()
 
-    def finding(case_id: int, classes: int) -> Finding:
-        return Finding(records.Case(0, 0, case_id, 1, 0, 0), records.Result(id=case_id, classes=classes))
+    def finding(case_id: int, classes: int) -> NewClassCase:
+        return NewClassCase(records.Case(0, 0, case_id, 1, 0, 0), records.Result(id=case_id, classes=classes))
 
     assert best.add(finding(10, 0b1000)) == ["wrong-data"]
     assert best.add(finding(12, 0b1000)) == []

@@ -9,10 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from copyfuzz import records
-
 from conftest import ROOT
+from copyfuzz import records
 
 TYPES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i64": "q"}
 SECTIONS = {"case": "## Case record", "result": "## Result record", "control": "## Control block"}

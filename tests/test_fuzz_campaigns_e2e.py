@@ -12,9 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, TOOL, budget, run_cli
-
 from copyfuzz import corpus
 
 pytestmark = pytest.mark.e2e

@@ -12,9 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, budget, run_cli
-
 from copyfuzz import envs, fuzzinput, paths, records
 from copyfuzz.spec import Spec, format_spec
 

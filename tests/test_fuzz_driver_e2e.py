@@ -9,9 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
-
 from copyfuzz import envs, paths
 
 pytestmark = pytest.mark.e2e

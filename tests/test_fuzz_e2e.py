@@ -11,9 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
-
 from copyfuzz import envs, paths
 
 pytestmark = pytest.mark.e2e

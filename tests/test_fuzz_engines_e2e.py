@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, budget, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -20,11 +20,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-
 from conftest import ROOT, TOOL
-from leftovers import Proc, alive, descendants, read_proc, wait_gone
-
 from copyfuzz import envs, paths
+from leftovers import Proc, alive, descendants, read_proc, wait_gone
 
 pytestmark = pytest.mark.e2e
 

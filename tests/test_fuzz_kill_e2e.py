@@ -1,7 +1,8 @@
 """End to end: killing loses nothing. A campaign killed midway (SIGKILL to its whole
 process group, as a CI timeout does) leaves its findings and corpus on disk and resumes
 when the same command runs again; an executor killed from outside under the driver is
-reported, is not saved as a finding (it does not reproduce), and the campaign goes on. Needs clang, AFL++ and QEMU: a missing tool FAILS.
+reported, is not saved as a finding (it does not reproduce), and the campaign goes on.
+Needs clang, AFL++ and QEMU: a missing tool FAILS.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
 from conftest import ROOT, TOOL, budget, run_cli
-
 from copyfuzz import paths
 
 pytestmark = pytest.mark.e2e

@@ -20,11 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
+from conftest import ROOT, run_cli
 from copyfuzz import plan
 from copyfuzz.spec import format_spec, from_case
-
-from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
 from conftest import SESSION
 from leftovers import MARKER, session_processes, wait_for_session_end, wait_gone
 
@@ -97,7 +96,8 @@ def run_session(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_session_that_leaves_a_process_fails_and_names_it(tmp_path: Path) -> None:
     marker = str(tmp_path / "pid")
-    run = run_session(tmp_path, f"    p = subprocess.Popen(['sleep', '600'])\n    open({marker!r}, 'w').write(str(p.pid))\n")
+    run = run_session(tmp_path, f"    p = subprocess.Popen(['sleep', '600'])\n"
+                                f"    open({marker!r}, 'w').write(str(p.pid))\n")
     assert run.returncode == 1, run.stdout + run.stderr
     pid = int((tmp_path / "pid").read_text())
     assert f"pid {pid} " in run.stdout and "sleep 600" in run.stdout and "left 1 process" in run.stdout, run.stdout

@@ -11,11 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
+from conftest import ROOT, run_cli
 from copyfuzz import fuzzinput, paths, plugin
 from copyfuzz.spec import parse_fields
-
-from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -118,12 +116,14 @@ def test_cov_sweep_and_corpus(tmp_path: Path) -> None:
     assert "never executed" in (tmp_path / "c.html").read_text()
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    (corpus / "a.txt").write_text("# two cases\nn=4096,src_off=0,dst_off=0\nriscv/copy_user:n=100,src_off=3,dst_off=0\n")
+    (corpus / "a.txt").write_text("# two cases\nn=4096,src_off=0,dst_off=0\n"
+                                  "riscv/copy_user:n=100,src_off=3,dst_off=0\n")
     rep2 = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(corpus), "--json").stdout)
     assert rep2["cases"] == 2 and rep2["entries_taken"] == 0
     assert rep2["executed"] > 0
     # a fuzz engine's raw input in the corpus is decoded as the driver decodes it
-    (corpus / "crash-input").write_bytes(fuzzinput.encode(parse_fields("riscv/copy_user", "copy", "n=64,src_off=4056,src_fault=40,dst_off=0")))
+    case = parse_fields("riscv/copy_user", "copy", "n=64,src_off=4056,src_fault=40,dst_off=0")
+    (corpus / "crash-input").write_bytes(fuzzinput.encode(case))
     rep3 = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(corpus), "--json").stdout)
     assert rep3["cases"] == 3 and rep3["entries_taken"] > 0
 

@@ -11,11 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import TOOL
-from leftovers import alive, descendants, wait_gone
-
 from copyfuzz import procs
+from leftovers import alive, descendants, wait_gone
 
 
 def killed_parent_leaves(spawn: str, tmp_path: Path) -> list[int]:

@@ -11,11 +11,10 @@ import struct
 import subprocess
 
 import pytest
-from hypothesis import given, strategies as st
-
-from copyfuzz import executor, records
-
 from conftest import ROOT
+from copyfuzz import executor, records
+from hypothesis import given
+from hypothesis import strategies as st
 
 SOURCE = ROOT / "tests" / "c" / "layout_dump.c"
 

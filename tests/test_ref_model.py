@@ -11,10 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from copyfuzz import envs, paths, records
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from copyfuzz import envs, paths, records
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = paths.libcfref(ROOT)

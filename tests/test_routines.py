@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.routines import discover, find, select
 

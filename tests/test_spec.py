@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
-
 from copyfuzz import records
 from copyfuzz.spec import MAX_FAULT, Spec, SpecError, format_spec, from_case, parse, split_routine
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def test_example_from_the_docs() -> None:

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from copyfuzz import build, records
-
 from conftest import ROOT, run_cli
+from copyfuzz import build, records
 
 pytestmark = pytest.mark.e2e
 

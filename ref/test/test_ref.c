@@ -15,15 +15,15 @@
 
 static int failures, checks;
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		checks++;                                                  \
-		if (!(cond)) {                                             \
-			failures++;                                        \
+#define CHECK(cond, ...)                                                           \
+	do {                                                                       \
+		checks++;                                                          \
+		if (!(cond)) {                                                     \
+			failures++;                                                \
 			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
+			fprintf(stderr, __VA_ARGS__);                              \
+			fputc('\n', stderr);                                       \
+		}                                                                  \
 	} while (0)
 
 /* A simulated call: buffers with W canary bytes either side of dst. */
@@ -47,8 +47,12 @@ static struct cf_case mkcase(uint16_t kind, uint16_t profile, uint64_t n, uint64
 	c.n = n;
 	c.src_fault = sf;
 	c.dst_fault = df;
-	c.src_off = (sf == CF_NO_FAULT || sf == 0) ? 0 : (uint32_t)((CF_PAGE_SIZE - sf % CF_PAGE_SIZE) % CF_PAGE_SIZE);
-	c.dst_off = (df == CF_NO_FAULT || df == 0) ? 0 : (uint32_t)((CF_PAGE_SIZE - df % CF_PAGE_SIZE) % CF_PAGE_SIZE);
+	c.src_off = (sf == CF_NO_FAULT || sf == 0)
+			    ? 0
+			    : (uint32_t)((CF_PAGE_SIZE - sf % CF_PAGE_SIZE) % CF_PAGE_SIZE);
+	c.dst_off = (df == CF_NO_FAULT || df == 0)
+			    ? 0
+			    : (uint32_t)((CF_PAGE_SIZE - df % CF_PAGE_SIZE) % CF_PAGE_SIZE);
 	return c;
 }
 
@@ -106,10 +110,12 @@ static void test_exact_is_clean(void)
 				for (uint64_t df = 0; df <= n + 20; df += 11) {
 					uint64_t f1 = kinds[k] == CF_KIND_MEMCPY ? CF_NO_FAULT : sf;
 					uint64_t f2 = kinds[k] == CF_KIND_MEMCPY ? CF_NO_FAULT : df;
-					sim_exact(&s, mkcase(kinds[k], CF_PROFILE_EXACT, n, f1, f2));
+					sim_exact(&s,
+						  mkcase(kinds[k], CF_PROFILE_EXACT, n, f1, f2));
 					uint32_t cls = run(&s);
-					CHECK(cls == 0, "kind %d n %lu sf %lu df %lu: classes %#x", k,
-					      (unsigned long)n, (unsigned long)sf, (unsigned long)df, cls);
+					CHECK(cls == 0, "kind %d n %lu sf %lu df %lu: classes %#x",
+					      k, (unsigned long)n, (unsigned long)sf,
+					      (unsigned long)df, cls);
 				}
 }
 
@@ -138,7 +144,8 @@ static void test_each_class(void)
 	sim_exact(&s, c);
 	s.dst[W + 5] ^= 0xff;
 	cls = run(&s);
-	CHECK(cls == CF_WRONG_DATA && s.r.diff_off == 5 && s.r.diff_count == 1, "wrong-data: %#x", cls);
+	CHECK(cls == CF_WRONG_DATA && s.r.diff_off == 5 && s.r.diff_count == 1, "wrong-data: %#x",
+	      cls);
 
 	sim_exact(&s, c);
 	s.dst[W + 35] ^= 1;
@@ -204,15 +211,21 @@ static void test_names(void)
 {
 	CHECK(strcmp(cf_class_name(CF_BAD_RETURN), "bad-return") == 0, "name");
 	CHECK(strcmp(cf_class_name(CF_CRASH), "crash") == 0, "name");
-	CHECK(cf_profile_errors(CF_PROFILE_LINUX) == (CF_ERRORS_EXACT & ~(uint32_t)CF_IMPRECISE), "linux set");
+	CHECK(cf_profile_errors(CF_PROFILE_LINUX) == (CF_ERRORS_EXACT & ~(uint32_t)CF_IMPRECISE),
+	      "linux set");
 }
 
 static void test_sweep_enumeration(void)
 {
 	uint16_t kinds[] = {CF_KIND_COPY, CF_KIND_CLEAR, CF_KIND_MEMCPY};
 	for (int k = 0; k < 3; k++) {
-		struct cf_sweep_cfg cfg = {.kind = kinds[k], .szreg = 8, .min_len = 0, .max_len = 40,
-					   .random_count = 500, .random_seed = 7, .random_max_len = 20000};
+		struct cf_sweep_cfg cfg = {.kind = kinds[k],
+					   .szreg = 8,
+					   .min_len = 0,
+					   .max_len = 40,
+					   .random_count = 500,
+					   .random_seed = 7,
+					   .random_max_len = 20000};
 		uint64_t total = cf_sweep_total(&cfg), seen = 0, last = 0;
 		struct cf_sweep_iter it;
 		struct cf_case c;
@@ -230,11 +243,14 @@ static void test_sweep_enumeration(void)
 				if (c.dst_fault != CF_NO_FAULT)
 					reached[c.n][c.dst_off % 16][c.dst_fault] = 1;
 				if (kinds[k] == CF_KIND_MEMCPY) {
-					CHECK(c.dst_fault == CF_NO_FAULT || c.dst_fault >= c.n, "memcpy never faults inside");
-					CHECK(c.src_fault == CF_NO_FAULT || c.src_fault >= c.n, "memcpy never faults inside");
+					CHECK(c.dst_fault == CF_NO_FAULT || c.dst_fault >= c.n,
+					      "memcpy never faults inside");
+					CHECK(c.src_fault == CF_NO_FAULT || c.src_fault >= c.n,
+					      "memcpy never faults inside");
 				}
 				if (kinds[k] == CF_KIND_CLEAR)
-					CHECK(c.src_fault == CF_NO_FAULT, "clear has no source side");
+					CHECK(c.src_fault == CF_NO_FAULT,
+					      "clear has no source side");
 			}
 			seen++;
 		}
@@ -246,8 +262,11 @@ static void test_sweep_enumeration(void)
 				for (uint32_t m = 0; m < 16; m++)
 					for (uint64_t f = 0; f < n + 16; f++)
 						if (f == 0 || (m + f) % 16 == 0)
-							CHECK(reached[n][m][f], "kind %d n %lu m %u f %lu not reached", k,
-							      (unsigned long)n, m, (unsigned long)f);
+							CHECK(reached[n][m][f],
+							      "kind %d n %lu m %u f %lu not "
+							      "reached",
+							      k, (unsigned long)n, m,
+							      (unsigned long)f);
 		}
 		/* shards partition the ids */
 		uint64_t sum = 0;
@@ -255,7 +274,8 @@ static void test_sweep_enumeration(void)
 			uint64_t cnt = 0;
 			cf_sweep_begin(&it, &cfg, sh, 3);
 			while (cf_sweep_next(&it, &c)) {
-				CHECK(c.id % 3 == sh, "shard %lu got id %lu", (unsigned long)sh, (unsigned long)c.id);
+				CHECK(c.id % 3 == sh, "shard %lu got id %lu", (unsigned long)sh,
+				      (unsigned long)c.id);
 				cnt++;
 			}
 			CHECK(cnt == cf_sweep_shard_total(&cfg, sh, 3), "shard total");
@@ -273,16 +293,23 @@ static void test_sweep_enumeration(void)
 					struct cf_case alone;
 					if (first == UINT64_MAX)
 						first = c.id;
-					CHECK(c.id >= start && c.id % 3 == sh, "resumed shard's ids");
+					CHECK(c.id >= start && c.id % 3 == sh,
+					      "resumed shard's ids");
 					if (c.id % 101 == 0 || c.id == first)
 						CHECK(cf_sweep_case_at(&cfg, c.id, &alone) &&
-						      memcmp(&alone, &c, sizeof(c)) == 0, "case_at %lu", (unsigned long)c.id);
+							      memcmp(&alone, &c, sizeof(c)) == 0,
+						      "case_at %lu", (unsigned long)c.id);
 					cnt++;
 				}
-				CHECK(cnt == cf_sweep_count(&cfg, sh, 3, start, UINT64_MAX), "kind %d start %lu shard %lu: "
-				      "%lu cases, count says %lu", k, (unsigned long)start, (unsigned long)sh,
-				      (unsigned long)cnt, (unsigned long)cf_sweep_count(&cfg, sh, 3, start, UINT64_MAX));
-				CHECK(first == UINT64_MAX || first < start + 3, "resumes at the next id of its shard");
+				CHECK(cnt == cf_sweep_count(&cfg, sh, 3, start, UINT64_MAX),
+				      "kind %d start %lu shard %lu: "
+				      "%lu cases, count says %lu",
+				      k, (unsigned long)start, (unsigned long)sh,
+				      (unsigned long)cnt,
+				      (unsigned long)cf_sweep_count(&cfg, sh, 3, start,
+								    UINT64_MAX));
+				CHECK(first == UINT64_MAX || first < start + 3,
+				      "resumes at the next id of its shard");
 			}
 		}
 		CHECK(!cf_sweep_case_at(&cfg, total, &c), "no case past the end");
@@ -315,12 +342,14 @@ static void test_arena(void)
 	struct cf_arena a;
 	CHECK(cf_arena_init(&a, 1) == 0, "arena maps");
 	uint8_t *p = cf_place(&a, 0, 4000);
-	CHECK(cf_arena_readable(&a, p) == 4000 && ((uintptr_t)p % CF_PAGE_SIZE) == 96, "fault after 4000");
+	CHECK(cf_arena_readable(&a, p) == 4000 && ((uintptr_t)p % CF_PAGE_SIZE) == 96,
+	      "fault after 4000");
 	CHECK(p[3999] == p[3999], "the last accessible byte reads");
 	p = cf_place(&a, 77, 0);
 	CHECK(cf_arena_readable(&a, p) == 0 && (uintptr_t)p % CF_PAGE_SIZE == 77, "in the guard");
 	p = cf_place(&a, 5, CF_NO_FAULT);
-	CHECK((uintptr_t)p % CF_PAGE_SIZE == 5 && cf_arena_readable(&a, p) >= CF_MAX_LEN + CF_CANARY_LEN,
+	CHECK((uintptr_t)p % CF_PAGE_SIZE == 5 &&
+		      cf_arena_readable(&a, p) >= CF_MAX_LEN + CF_CANARY_LEN,
 	      "clear of guards");
 	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "room for canaries before");
 	p = cf_place(&a, 0, CF_MAX_LEN + CF_PAGE_SIZE);
@@ -342,14 +371,16 @@ static void test_extable(void)
 	rel[1].fixup = (int32_t)((intptr_t)&code[44] - (intptr_t)&rel[1].fixup);
 	struct cf_extable t = {CF_EXTABLE_REL, (const uint8_t *)rel, (const uint8_t *)(rel + 2)};
 	CHECK(cf_extable_entries(&t) == 2, "rel entries");
-	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[12], NULL) == (uintptr_t)&code[44], "rel lookup");
+	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[12], NULL) == (uintptr_t)&code[44],
+	      "rel lookup");
 	CHECK(cf_extable_lookup(&t, (uintptr_t)&code[10], NULL) == 0, "rel miss");
 	uintptr_t abs[4] = {(uintptr_t)&code[4], (uintptr_t)&code[32], (uintptr_t)&code[16],
 			    (uintptr_t)&code[48]};
 	struct cf_extable u = {CF_EXTABLE_ABS, (const uint8_t *)abs, (const uint8_t *)(abs + 4)};
 	CHECK(cf_extable_entries(&u) == 2, "abs entries");
 	size_t idx = 99;
-	CHECK(cf_extable_lookup(&u, (uintptr_t)&code[16], &idx) == (uintptr_t)&code[48] && idx == 1, "abs lookup");
+	CHECK(cf_extable_lookup(&u, (uintptr_t)&code[16], &idx) == (uintptr_t)&code[48] && idx == 1,
+	      "abs lookup");
 	struct cf_extable none = {CF_EXTABLE_NONE, 0, 0};
 	CHECK(cf_extable_lookup(&none, (uintptr_t)&code[16], NULL) == 0, "no table");
 }

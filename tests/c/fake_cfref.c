@@ -28,9 +28,15 @@ bool cf_sweep_case_at(const struct cf_sweep_cfg *cfg, uint64_t id, struct cf_cas
 {
 	if (id >= TOTAL)
 		return false;
-	*c = (struct cf_case){.magic = CF_CASE_MAGIC, .kind = cfg->kind, .profile = cfg->profile,
-			      .id = id, .n = id, .src_off = (uint32_t)(id % 16), .dst_off = (uint32_t)(id % 8),
-			      .src_fault = CF_NO_FAULT, .dst_fault = CF_NO_FAULT};
+	*c = (struct cf_case){.magic = CF_CASE_MAGIC,
+			      .kind = cfg->kind,
+			      .profile = cfg->profile,
+			      .id = id,
+			      .n = id,
+			      .src_off = (uint32_t)(id % 16),
+			      .dst_off = (uint32_t)(id % 8),
+			      .src_fault = CF_NO_FAULT,
+			      .dst_fault = CF_NO_FAULT};
 	return true;
 }
 

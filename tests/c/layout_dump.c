@@ -10,7 +10,7 @@
 #include "../../harness/cases.h"
 
 /* One line per field, straight from the X-macros: name, offset, size, C type. */
-#define FIELD(s, type, name, dims, about)                                           \
+#define FIELD(s, type, name, dims, about)                                            \
 	printf("field %s %s %zu %zu %s\n", #s, #name, offsetof(struct cf_##s, name), \
 	       sizeof(((struct cf_##s *)0)->name), #type);
 #define CASE_FIELD(t, n, d, a) FIELD(case, t, n, d, a)
@@ -33,11 +33,15 @@ int main(void)
 	CF_SWEEP_CFG_FIELDS(SWEEP_CFG_FIELD)
 
 	/* The seal of a known record, for records.seal() to match. */
-	struct cf_result r = {.magic = CF_RESULT_MAGIC, .type = CF_RESULT_DONE, .id = 12345,
-			      .diff_off = -7, .aux = 2, .src = 0xfedcba9876543210ull};
+	struct cf_result r = {.magic = CF_RESULT_MAGIC,
+			      .type = CF_RESULT_DONE,
+			      .id = 12345,
+			      .diff_off = -7,
+			      .aux = 2,
+			      .src = 0xfedcba9876543210ull};
 	uint64_t key[2] = {0x0123456789abcdefull, 0xa5a5a5a55a5a5a5aull};
-	printf("seal %llu %llu %d %llu\n", (unsigned long long)key[0], (unsigned long long)key[1], 42,
-	       (unsigned long long)cf_seal(key, 42, &r, sizeof(r)));
+	printf("seal %llu %llu %d %llu\n", (unsigned long long)key[0], (unsigned long long)key[1],
+	       42, (unsigned long long)cf_seal(key, 42, &r, sizeof(r)));
 
 	CF_CLASSES(CLASS)
 

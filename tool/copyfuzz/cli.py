@@ -285,7 +285,7 @@ class _NamedStdout:
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     stdout = sys.stdout
-    sys.stdout = _NamedStdout(stdout)  # type: ignore[assignment]
+    sys.stdout = _NamedStdout(stdout)
     try:
         args = build_parser().parse_args(argv)
         root = repo_root()

@@ -27,8 +27,8 @@ from . import build, executor, files, records
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
-from .spec import Spec
 from .selection import bundled_routines, file_routines
+from .spec import Spec
 from .ui import emit, stdout_console
 
 BIG_SIZES = (8192, 16384, 32768)

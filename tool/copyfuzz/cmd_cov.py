@@ -28,8 +28,8 @@ from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
-from .spec import parse_spec_line
 from .selection import bundled_routines, file_routines
+from .spec import parse_spec_line
 from .ui import emit, stdout_console
 
 
@@ -109,7 +109,7 @@ def print_report(rep: dict[str, Any]) -> None:
         count = f"{r['count']:,}" if r["count"] else "[bold red]never[/]"
         entry = ""
         if r["entry"] is not None:
-            entry = f"→ {escape(r['entry'])}, taken {r['taken']:,}×" if r["taken"] else f"→ {escape(r['entry'])}, never taken"
+            entry = f"→ {escape(r['entry'])}, " + (f"taken {r['taken']:,}×" if r["taken"] else "never taken")
         branch = r["branch"]
         branch = "" if branch is None else (f"[bold red]{branch or 'never'}[/]" if branch != "both" else "both ways")
         table.add_row(f"{r['address']:#x}", escape(str(r["where"])), count, escape(str(r["insn"])), branch, entry)
@@ -130,8 +130,9 @@ def write_html(rep: dict[str, Any], path: Path) -> None:
         shade = int(255 - 120 * (r["count"] / top) ** 0.3) if r["count"] else 255
         style = f' style="background:rgb({shade},{shade},255)"' if r["count"] else ""
         entry = "" if r["entry"] is None else (
-            f"→ {html.escape(r['entry'])}, taken {r['taken']:,}×" if r["taken"] else f"→ {html.escape(r['entry'])}, never taken")
-        out.append(f"<tr class={'never' if not r['count'] else 'ran'}><td>{r['address']:#x}<td>{html.escape(r['where'])}"
+            f"→ {html.escape(r['entry'])}, " + (f"taken {r['taken']:,}×" if r["taken"] else "never taken"))
+        ran = "ran" if r["count"] else "never"
+        out.append(f"<tr class={ran}><td>{r['address']:#x}<td>{html.escape(r['where'])}"
                    f"<td class=n{style}>{r['count']:,}<td>{html.escape(r['insn'])}"
                    f"<td>{'' if r['branch'] is None else html.escape(r['branch'] or 'never')}<td class=e>{entry}</tr>")
     out.append("</table>")

@@ -21,8 +21,8 @@ from rich.markup import escape
 from . import build, fuzzinput, regressions
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
-from .spec import Spec, format_spec, parse_fields
 from .selection import apply_saved_options, file_routines, is_file_spec
+from .spec import Spec, format_spec, parse_fields
 from .triage import run_specs
 from .ui import emit, stdout_console
 
@@ -78,7 +78,7 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
         kind, content = fuzzinput.read_case_file(path)
         if kind == "spec":
             options = regressions.header(path).get("options", "")
-            for name, fields in content:  # type: ignore[union-attr]
+            for name, fields in content:
                 name = name or args.routine
                 if not name:
                     raise CopyfuzzError(f"{path}: its specs name no routine: say which with --routine NAME")

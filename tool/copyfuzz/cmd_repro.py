@@ -23,10 +23,10 @@ from . import build, executor, fuzzinput, records, regressions
 from .audit import code_around
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
-from .routines import Routine, discover, find
-from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
+from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_routines, is_file_spec
+from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .ui import emit, stdout_console
 
 
@@ -243,7 +243,7 @@ def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
     if kind == "spec":
         if not content:
             raise CopyfuzzError(f"{path}: no case spec in it")
-        routine, fields = content[0]  # type: ignore[index]
+        routine, fields = content[0]
         routine = routine or getattr(args, "routine", None)
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")

@@ -30,7 +30,6 @@ from .selection import bundled_routines
 from .spec import format_spec, from_case
 from .ui import emit, stderr_console, stdout_console
 
-
 MESSAGE_LINES = 20  # of what an executor wrote on stdout/stderr, the last lines shown
 
 

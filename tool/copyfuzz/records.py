@@ -49,7 +49,8 @@ CLASSES: tuple[ClassInfo, ...] = (
     ClassInfo("imprecise", 7, "CF_IMPRECISE", "copied fewer bytes than were accessible (allowed by linux)"),
     ClassInfo("unhandled-fault", 8, "CF_UNHANDLED_FAULT", "a fault with no exception-table fixup"),
     ClassInfo("hang", 9, "CF_HANG", "did not return before the watchdog fired"),
-    ClassInfo("register-clobber", 10, "CF_REGISTER_CLOBBER", "a callee-saved register or sp/gp/tp/ra was not preserved"),
+    ClassInfo("register-clobber", 10, "CF_REGISTER_CLOBBER",
+              "a callee-saved register or sp/gp/tp/ra was not preserved"),
     ClassInfo("crash", 11, "CF_CRASH",
               "died of a signal that was not a user-access fault, or ended its executor"),
     ClassInfo("sum-left-enabled", 12, "CF_SUM_LEFT_ENABLED",
@@ -114,8 +115,10 @@ CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("bad-profile", "unknown profile"),
     ("too-long", f"n is larger than the longest case ({MAX_LEN} bytes)"),
     ("bad-offset", f"a page offset is not below the page size ({PAGE_SIZE})"),
-    ("src-unreachable", "no page boundary can put the src fault there (src_off + src_fault must be a multiple of 4096)"),
-    ("dst-unreachable", "no page boundary can put the dst fault there (dst_off + dst_fault must be a multiple of 4096)"),
+    ("src-unreachable",
+     "no page boundary can put the src fault there (src_off + src_fault must be a multiple of 4096)"),
+    ("dst-unreachable",
+     "no page boundary can put the dst fault there (dst_off + dst_fault must be a multiple of 4096)"),
     ("kind-mismatch", "the case's kind differs from the executor's routine"),
 )
 

@@ -8,9 +8,8 @@ instead of as an ERROR record from the executor.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import records
 from .errors import CopyfuzzError
