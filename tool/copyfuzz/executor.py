@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
-from . import records
+from . import procs, records
 from .errors import CopyfuzzError
 from .plan import NO_END
 from .spec import format_spec, from_case
@@ -165,9 +165,10 @@ class Channel:
 
 
 def _start(argv: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
-    """An executor with stdin closed and stdout and stderr merged into one message pipe."""
+    """An executor with stdin closed and stdout and stderr merged into one message pipe;
+    it dies with the tool (procs.py), whatever kills the tool."""
     try:
-        return subprocess.Popen(
+        return procs.popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0,
             pass_fds=pass_fds,
         )
