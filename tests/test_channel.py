@@ -9,7 +9,6 @@ real executor and hostile RISC-V routines: tests/test_hostile_e2e.py.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,14 +18,6 @@ from copyfuzz.executor import ExecutorError
 
 FAKE = [sys.executable, str(Path(__file__).parent / "fake_executor.py"), "build/x.elf"]
 CRASH = records.class_mask(["crash"])
-
-
-@pytest.fixture(scope="module")
-def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> plan.SweepPlan:
-    lib = tmp_path_factory.mktemp("cfref") / "libcfref.so"
-    subprocess.run(["cc", "-std=c11", "-shared", "-fPIC", "-o", str(lib),
-                    str(Path(__file__).parent / "c" / "fake_cfref.c")], check=True)
-    return plan.SweepPlan(plan.CfRef(lib), "copy", "linux", 64, max_len=1)
 
 
 def case(i: int) -> records.Case:

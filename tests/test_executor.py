@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,15 +10,6 @@ from copyfuzz import executor, plan, records
 from copyfuzz.executor import ExecutorError, NewClassCase, Reproducers, StreamParser
 
 FAKE = [sys.executable, str(Path(__file__).parent / "fake_executor.py"), "build/x.elf"]
-
-
-@pytest.fixture(scope="module")
-def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> plan.SweepPlan:
-    """The fake executor's plan (ids 0..99), from tests/c/fake_cfref.c."""
-    lib = tmp_path_factory.mktemp("cfref") / "libcfref.so"
-    subprocess.run(["cc", "-std=c11", "-shared", "-fPIC", "-o", str(lib),
-                    str(Path(__file__).parent / "c" / "fake_cfref.c")], check=True)
-    return plan.SweepPlan(plan.CfRef(lib), "copy", "linux", 64, max_len=1)
 
 
 def _sealed(*recs: records.Case | records.Result) -> bytes:

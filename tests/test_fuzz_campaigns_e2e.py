@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TOOL, budget, run_cli
+from conftest import ROOT, TOOL, fuzz_args, run_cli
 from copyfuzz import corpus
 
 pytestmark = pytest.mark.e2e
@@ -26,8 +26,7 @@ def built() -> None:
 
 
 def args(tmp: Path, routine: str, engine: str, seconds: int, *extra: str) -> list[str]:
-    return ["fuzz", routine, "--engine", engine, "--time", str(seconds), "--corpus", str(tmp / "corpus"),
-            "--findings", str(tmp / "findings"), "--regressions", str(tmp / "regressions"), "--json", *extra]
+    return fuzz_args(tmp, routine, engine, seconds, "--json", *extra)
 
 
 def popen(argv: list[str]) -> subprocess.Popen[str]:
@@ -54,7 +53,7 @@ def test_an_empty_artifact_a_crashed_run_left_is_not_a_finding(tmp_path: Path) -
 
 @pytest.mark.parametrize("engine", ["libfuzzer", "afl"])
 def test_two_campaigns_on_one_corpus_and_findings_directory(tmp_path: Path, engine: str) -> None:
-    procs = [popen(args(tmp_path, "riscv/copy_user", engine, int(budget(12)), "--seed", str(k))) for k in (1, 2)]
+    procs = [popen(args(tmp_path, "riscv/copy_user", engine, 12, "--seed", str(k))) for k in (1, 2)]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import ROOT, TOOL, budget, run_cli
+from conftest import ROOT, TOOL, fuzz_args, run_cli
 from copyfuzz import paths
 
 pytestmark = pytest.mark.e2e
@@ -32,8 +32,7 @@ def built() -> None:
 
 
 def args(tmp: Path, routine: str, engine: str, seconds: int) -> list[str]:
-    return ["fuzz", routine, "--engine", engine, "--time", budget(seconds), "--seed", "3", "--corpus",
-            str(tmp / "corpus"), "--findings", str(tmp / "findings"), "--regressions", str(tmp / "regressions")]
+    return fuzz_args(tmp, routine, engine, seconds, "--seed", "3")
 
 
 def start(tmp: Path, routine: str, engine: str, seconds: int) -> subprocess.Popen[str]:
