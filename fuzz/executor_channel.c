@@ -42,6 +42,8 @@ static void *shared_memfd(const char *name, size_t size, int *fd)
 
 void cf_channel_init(void)
 {
+	/* A write to an executor that died must fail with EPIPE, not kill the driver. */
+	signal(SIGPIPE, SIG_IGN);
 	if (*cf_cfg.plugin && *cf_cfg.qemu)
 		cf_pshm = shared_memfd("copyfuzz-plugin", sizeof(*cf_pshm), &plugin_fd);
 	cf_oshm = shared_memfd("copyfuzz-observe", sizeof(*cf_oshm), &observe_fd);
@@ -152,8 +154,11 @@ void cf_channel_start(void)
 	close(out[1]);
 	to_child = in[1];
 	from_child = out[0];
+	/* An executor that is already gone (it failed to start, say) makes this write fail
+	 * with EPIPE (SIGPIPE is ignored: cf_channel_init); the exchange that follows then
+	 * finds it dead and reports how it died. */
 	if (write(to_child, seal_key, sizeof seal_key) != (ssize_t)sizeof seal_key)
-		cf_die("cannot send the executor its seal key");
+		return;
 }
 
 /*
