@@ -21,6 +21,8 @@ from pathlib import Path
 from .. import corpus, fuzzinput, paths, procs
 from ..campaign import Campaign, clear_status, dead_runs, keep_artifact, status_line
 from ..errors import CopyfuzzError
+from ..spec import Spec
+from ..triage import run_specs
 
 PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
 MINIMIZE_RUNS = 2000
@@ -130,12 +132,18 @@ def minimise(c: Campaign, artifact: Path, seconds: int) -> Path:
 def handle(c: Campaign, artifact: Path, deadline: float) -> None:
     """Minimise, decode and triage one artifact; the driver's .finding files go with it."""
     source = artifact.parent  # the run directory: the artifact leaves it in triage
-    budget = int(min(MINIMIZE_MAX_S, max(1.0, deadline - time.monotonic())))
-    small = minimise(c, artifact, budget)
-    candidates = [small] if small == artifact else [small, artifact]
-    specs = [dataclasses.replace(fuzzinput.decode(p.read_bytes(), c.routine.kind, c.max_len), routine=c.routine.name)
-             for p in candidates]
-    c.triage(specs, artifact)
+
+    def spec_of(path: Path) -> Spec:
+        return dataclasses.replace(fuzzinput.decode(path.read_bytes(), c.routine.kind, c.max_len),
+                                   routine=c.routine.name)
+
+    original = spec_of(artifact)
+    if not run_specs(c.root, c.routine, c.profile, [original])[0].errors:
+        c.triage([original], artifact)  # does not reproduce alone: reported, not minimised
+    else:
+        budget = int(min(MINIMIZE_MAX_S, max(1.0, deadline - time.monotonic())))
+        small = minimise(c, artifact, budget)
+        c.triage([spec_of(small), original] if small != artifact else [original], artifact)
     for finding in sorted(source.glob("driver-*.finding")):
         keep_artifact(c.findings_dir, finding)
 
