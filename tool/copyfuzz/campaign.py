@@ -43,16 +43,21 @@ class RunDir:
     """A run's private directory under <findings>/.runs/, locked while the run lives."""
 
     def __init__(self, findings_dir: Path) -> None:
-        self.path = findings_dir / RUNS / f"{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self.path = findings_dir / RUNS / name
+        # Made and locked under a hidden name, then renamed: another run never sees an
+        # unlocked run directory that is still being set up (dead_runs skips dot names).
+        new = findings_dir / RUNS / f".new-{name}"
         try:
-            self.path.mkdir(parents=True)
-            for sub in (self.staging, self.coverage, self.logs):
-                sub.mkdir()
+            new.mkdir(parents=True)
+            fd = atomic.try_lock(new / RUN_LOCK)
+            assert fd is not None  # a fresh name: nobody else can hold it
+            self._lock_fd: int | None = fd
+            for sub in ("staging", "coverage", "logs"):
+                (new / sub).mkdir()
+            os.rename(new, self.path)  # the lock is on the file, not the name: still held
         except OSError as e:
             raise CopyfuzzError(f"cannot create {self.path}: {e.strerror or e}") from e
-        fd = atomic.try_lock(self.path / RUN_LOCK)
-        assert fd is not None  # a fresh name: nobody else can hold it
-        self._lock_fd: int | None = fd
 
     @property
     def staging(self) -> Path:
@@ -80,7 +85,7 @@ def dead_runs(findings_dir: Path) -> list[Path]:
     """Run directories whose run is gone (killed before it could clean up)."""
     out = []
     for run in sorted((findings_dir / RUNS).iterdir()) if (findings_dir / RUNS).is_dir() else []:
-        if not run.is_dir():
+        if not run.is_dir() or run.name.startswith("."):  # a run still being set up
             continue
         fd = atomic.try_lock(run / RUN_LOCK)
         if fd is not None:  # nobody holds it: its run is dead

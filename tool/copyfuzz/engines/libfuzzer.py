@@ -129,7 +129,7 @@ def minimise(c: Campaign, artifact: Path, seconds: int) -> Path:
     return out if out.is_file() and out.stat().st_size <= artifact.stat().st_size else artifact
 
 
-def handle(c: Campaign, artifact: Path, deadline: float) -> None:
+def handle(c: Campaign, artifact: Path, deadline: float) -> bool:
     """Minimise, decode and triage one artifact; the driver's .finding files go with it."""
     source = artifact.parent  # the run directory: the artifact leaves it in triage
 
@@ -139,13 +139,14 @@ def handle(c: Campaign, artifact: Path, deadline: float) -> None:
 
     original = spec_of(artifact)
     if not run_specs(c.root, c.routine, c.profile, [original])[0].errors:
-        c.triage([original], artifact)  # does not reproduce alone: reported, not minimised
+        found = c.triage([original], artifact)  # does not reproduce alone: reported, not minimised
     else:
         budget = int(min(MINIMIZE_MAX_S, max(1.0, deadline - time.monotonic())))
         small = minimise(c, artifact, budget)
-        c.triage([spec_of(small), original] if small != artifact else [original], artifact)
+        found = c.triage([spec_of(small), original] if small != artifact else [original], artifact)
     for finding in sorted(source.glob("driver-*.finding")):
         keep_artifact(c.findings_dir, finding)
+    return found is not None
 
 
 def adopt_dead_runs(c: Campaign, deadline: float) -> None:
@@ -186,8 +187,10 @@ def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, tot
             digest = corpus.name_of(artifact.read_bytes())
             # An input of the corpus itself that fails (the routine changed since it was
             # added) would stop every round at once: report it and end the campaign.
-            stuck |= corpus.has(c.corpus, digest)
-            handle(c, artifact, deadline)
+            # (One that does not reproduce, say an executor killed from outside while it
+            # ran, does not fail again: the campaign goes on.)
+            in_corpus = corpus.has(c.corpus, digest)
+            stuck |= handle(c, artifact, deadline) and in_corpus
         if stuck:
             print(f"copyfuzz: an input of the corpus {c.corpus} fails: libFuzzer cannot get past it, "
                   f"so the campaign ends here (fix the routine, or fuzz with another --corpus)", file=sys.stderr)
