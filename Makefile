@@ -168,8 +168,10 @@ test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref
 
 # pytest (testpaths in pytest.ini: tests/ and fuzz/); its "no tests ran" (exit 5) is a failure, never a pass.
+# TEST_JOBS pytest-xdist workers (tests sharing an expensive fixture carry one xdist_group).
+TEST_JOBS ?= 2
 test-py: all
-	$(Q)$(PYTHON) -m pytest -q; rc=$$?; \
+	$(Q)$(PYTHON) -m pytest -q -n $(TEST_JOBS) --dist loadgroup; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 deps:

@@ -176,8 +176,7 @@ static void write_snapshot(void)
 		unlink(tmp);
 }
 
-/* About once a second (a clock read every 256 inputs): the coverage snapshot, and an end
- * to the run if the process it works for (COPYFUZZ_WATCH_PID) has ended. */
+/* About once a second (a clock read every 256 inputs): the coverage snapshot. */
 static void every_second(void)
 {
 	static uint64_t calls;
@@ -190,12 +189,6 @@ static void every_second(void)
 		return;
 	last = now.tv_sec;
 	write_snapshot();
-	if (cf_watched_has_ended()) {
-		fprintf(stderr, "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) "
-				"has ended: stopping\n");
-		cf_channel_stop();
-		_exit(0);
-	}
 }
 
 /* The finding goes to disk first (COPYFUZZ_FINDINGS), then to stderr, then abort(). */

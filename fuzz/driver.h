@@ -48,9 +48,8 @@ void cf_config_load(const char *argv0);
 int cf_is_libfuzzer_parent(int argc, char **argv);
 void cf_pin_to_one_cpu(void);
 /* Every process forked from here on dies with its parent; a forkserver (AFL++) dies with
- * afl-fuzz. With COPYFUZZ_WATCH_PID, cf_watched_has_ended says when to stop. */
+ * afl-fuzz. With COPYFUZZ_WATCH_PID, a thread ends the process once that one has ended. */
 void cf_processes_init(int forkserver);
-int cf_watched_has_ended(void);
 
 /* ---- the executor channel: executor_channel.c ---- */
 

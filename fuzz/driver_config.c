@@ -254,35 +254,27 @@ static void in_forked_child(void)
 	}
 }
 
-void cf_processes_init(int forkserver)
+/* The watcher: its own thread, so that nothing the engine does (a long input, a leak
+ * check, a merge) delays the stop. A pidfd is readable once the process has ended, even
+ * before it is reaped, and cannot mistake a new process with the same pid for it. The
+ * executor, forked by the main thread, dies with it (PR_SET_PDEATHSIG). */
+static void *watch_thread(void *arg)
 {
-	pthread_atfork(before_fork, NULL, in_forked_child);
-	if (forkserver) /* its parent is afl-fuzz: when that dies, so does it, and its children */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-	const char *v = cf_env(CF_ENV_WATCH_PID);
-	if (!v || !*v)
-		return;
-	char *end;
-	long pid = strtol(v, &end, 10);
-	if (*end || pid <= 0 || pid > INT32_MAX)
-		cf_die("COPYFUZZ_WATCH_PID: not a process id");
-	watched = (pid_t)pid;
-	/* A pidfd is readable once the process has ended, even before it is reaped, and
-	 * cannot mistake a new process with the same pid for it. */
-	watch_fd = (int)syscall(SYS_pidfd_open, watched, 0);
-	if (watch_fd < 0 && errno == ESRCH)
-		cf_die("COPYFUZZ_WATCH_PID: that process has ended");
-}
-
-int cf_watched_has_ended(void)
-{
-	if (watched <= 0)
-		return 0;
+	(void)arg;
 	if (watch_fd >= 0) {
 		struct pollfd p = {watch_fd, POLLIN, 0};
-		return poll(&p, 1, 0) > 0;
+		while (poll(&p, 1, -1) <= 0)
+			;
+	} else { /* no pidfds (Linux < 5.3) */
+		while (!(kill(watched, 0) != 0 && errno == ESRCH))
+			sleep(1);
 	}
-	return kill(watched, 0) != 0 && errno == ESRCH; /* no pidfds (Linux < 5.3) */
+	static const char msg[] = "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) "
+				  "has ended: stopping\n";
+	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(0);
 }
 
 /* libFuzzer's -jobs/-workers/-fork parent only starts workers (each a fresh process
@@ -305,4 +297,26 @@ int cf_is_libfuzzer_parent(int argc, char **argv)
 			inner = 1;
 	}
 	return outer && !inner;
+}
+
+void cf_processes_init(int forkserver)
+{
+	pthread_atfork(before_fork, NULL, in_forked_child);
+	if (forkserver) /* its parent is afl-fuzz: when that dies, so does it, and its children */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	const char *v = cf_env(CF_ENV_WATCH_PID);
+	if (!v || !*v)
+		return;
+	char *end;
+	long pid = strtol(v, &end, 10);
+	if (*end || pid <= 0 || pid > INT32_MAX)
+		cf_die("COPYFUZZ_WATCH_PID: not a process id");
+	watched = (pid_t)pid;
+	watch_fd = (int)syscall(SYS_pidfd_open, watched, 0);
+	if (watch_fd < 0 && errno == ESRCH)
+		cf_die("COPYFUZZ_WATCH_PID: that process has ended");
+	pthread_t t;
+	if (pthread_create(&t, NULL, watch_thread, NULL) != 0)
+		cf_die("COPYFUZZ_WATCH_PID: cannot start the watcher thread");
+	pthread_detach(t);
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,20 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
     )
 
 
+def source_copy(dest: Path) -> Path:
+    """A copy of the checkout's sources (what git tracks or would add; no build/, no .venv)
+    at dest: for a test that must see what a command writes into the tree, which the
+    other pytest worker writes into too."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src = ROOT / name
+        if src.is_file():  # a file deleted in the work tree is still listed
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> "plan.SweepPlan":
     """The fake executor's plan (ids 0..99), from tests/c/fake_cfref.c (tests/fake_executor.py)."""
@@ -53,14 +68,37 @@ def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> "plan.SweepPlan":
     return plan.SweepPlan(plan.CfRef(lib), "copy", "linux", 64, max_len=1)
 
 
+# ---- two workers (pytest-xdist, `make check`): the longest chain starts first ----
+# The docs pages run on one worker (their xdist_group) and take the longest; started last
+# they would leave the other worker idle at the end. Modules stay contiguous, so a
+# module's fixtures are still set up once per worker.
+FIRST = ("tests/test_docs_commands.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: order kept otherwise
+
+
 # ---- the session leaves no process behind (tests/leftovers.py, tests/test_leftovers.py) ----
 import uuid  # noqa: E402
 
 import leftovers  # noqa: E402
 
-SESSION = uuid.uuid4().hex  # in the environment of every process a test starts
-os.environ[leftovers.MARKER] = SESSION
+# In the environment of every process a test starts. Under pytest-xdist (`make check` runs
+# two workers) the workers take their controller's marker, and only the controller checks,
+# once all workers are done: a worker that finished early would see the other's processes.
+# A session a test starts (tests/test_leftovers.py, the docs tests' copies) is a session of
+# its own: it is no xdist worker of the process that made the marker.
+_OWNER = leftovers.MARKER + "_OWNER"
+if (os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(leftovers.MARKER)
+        and os.environ.get(_OWNER) == str(os.getppid())):
+    SESSION = os.environ[leftovers.MARKER]
+else:
+    SESSION = uuid.uuid4().hex
+    os.environ[leftovers.MARKER] = SESSION
+    os.environ[_OWNER] = str(os.getpid())
 
 
-def pytest_sessionfinish(session: object, exitstatus: int) -> None:
-    leftovers.finish_session(session, SESSION, ROOT)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not hasattr(session.config, "workerinput"):  # not an xdist worker
+        leftovers.finish_session(session, SESSION, ROOT)

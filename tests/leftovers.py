@@ -4,9 +4,10 @@ process hygiene tests look for.
 A process is the session's when it carries the session's marker in its environment
 (conftest.py sets MARKER in os.environ, so every process a test starts inherits it, even
 one that outlives its parent and is adopted by init), or when it is one of the fuzzing
-processes (qemu-riscv*, afl-fuzz, the fuzz targets) and its command line names one of
-the session's directories (for those started with an environment of their own), or when
-it is a child of the pytest process. Zombies are dead: they do not count.
+processes (qemu-riscv*, afl-fuzz, the fuzz targets), carries no other session's marker
+and its command line names one of the session's directories (for those started with an
+environment of their own), or when it is a child of the pytest process. Zombies are
+dead: they do not count.
 
 conftest.py calls finish_session at the end of every session: `make check` fails when a
 test left something running.
@@ -109,8 +110,9 @@ def session_processes(marker: str, dirs: list[str], parent: int) -> list[Proc]:
     for p in processes():
         if p.pid in (parent, os.getpid()) or p.state in ("Z", "X"):
             continue
+        theirs = p.environ.get(MARKER, marker) != marker  # another session's (one running beside)
         ours = (p.environ.get(MARKER) == marker or p.ppid == parent
-                or (p.fuzzing and any(d in arg for arg in p.argv for d in dirs)))
+                or (p.fuzzing and not theirs and any(d in arg for arg in p.argv for d in dirs)))
         if ours:
             out.append(p)
     return out

@@ -13,19 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TOOL, budget, run_cli
+from conftest import ROOT, budget, run_cli, source_copy
 from copyfuzz import paths
 from copyfuzz.routines import discover
 
 pytestmark = pytest.mark.e2e
 
 NEW = ROOT / "tests" / "fixtures" / "kernel" / "uaccess_new.S"
-
-
-def _snapshot(d: Path) -> dict[str, tuple[int, int]] | None:
-    if not d.exists():
-        return None
-    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in [d, *d.rglob("*")]}
 
 
 @pytest.mark.parametrize("o, elf", [
@@ -42,35 +36,37 @@ def test_executors_and_make_follow_O(monkeypatch: pytest.MonkeyPatch, o: str, el
 
 
 def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path) -> None:
-    build = ROOT / "build"
-    before = _snapshot(build)
+    """In a copy of the sources with no build/ (the checkout's own build/ is the other
+    test worker's to write): after `make O=o`, the tool with the same O builds and finds
+    everything there, and build/ never appears."""
+    src = source_copy(tmp_path / "src")
+    build = src / "build"
     o = tmp_path / "o"
     env = {k: v for k, v in os.environ.items() if k != "O"}
-    subprocess.run(["make", "-s", f"O={o}", "all"], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(["make", "-s", f"O={o}", "all"], cwd=src, env=env, check=True, capture_output=True)
+    at_src = {"O": str(o), "PYTHONPATH": str(src / "tool")}
 
     sweep = run_cli("sweep", "riscv/copy_user", "--max-len", "16", "--jobs", "1",
-                    "--findings", str(tmp_path / "f"), env={"O": str(o)})
+                    "--findings", str(tmp_path / "f"), env=at_src, cwd=src)
     assert sweep.returncode == 0, sweep.stderr
-    check = run_cli("check", str(NEW), "--symbol", "__asm_copy_to_user", "--max-len", "8", "--jobs", "1",
-                    "--findings", str(tmp_path / "f"), env={"O": str(o)})
+    check = run_cli("check", str(src / NEW.relative_to(ROOT)), "--symbol", "__asm_copy_to_user", "--max-len", "8",
+                    "--jobs", "1", "--findings", str(tmp_path / "f"), env=at_src, cwd=src)
     assert check.returncode == 0, check.stderr
     assert list((o / "riscv64" / "check").glob("uaccess_new-__asm_copy_to_user-*.elf"))
-    memcheck = run_cli("repro", "riscv/copy_user:n=3", "--memcheck", env={"O": str(o)})  # the plugin, under O
+    memcheck = run_cli("repro", "riscv/copy_user:n=3", "--memcheck", env=at_src, cwd=src)  # the plugin, under O
     assert memcheck.returncode == 0, memcheck.stderr
     for engine in ("libfuzzer", "afl"):  # the fuzz targets, under O
         fuzz = run_cli("fuzz", "riscv/copy_user", "--engine", engine, "--time", budget(3),
                        "--corpus", str(tmp_path / "c"),
                        "--findings", str(tmp_path / engine), "--regressions", str(tmp_path / "r"), "--json",
-                       env={"O": str(o)}, timeout=300)
+                       env=at_src, cwd=src, timeout=300)
         assert fuzz.returncode == 0, fuzz.stderr[-2000:]
         assert json.loads(fuzz.stdout)["executions"] > 0
 
-    listing = subprocess.run([sys.executable, str(ROOT / "ci" / "routines.py"), "routines", "riscv/copy_user"],
-                             env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
-                             capture_output=True, text=True).stdout
+    listing = subprocess.run([sys.executable, str(src / "ci" / "routines.py"), "routines", "riscv/copy_user"],
+                             env={**env, **at_src}, check=True, capture_output=True, text=True).stdout
     assert listing.rstrip("\n").split("\t")[-1] == str(o / "riscv64" / "riscv" / "copy_user.elf")
-    host = subprocess.run([sys.executable, str(ROOT / "ci" / "routines.py"), "paths"],
-                          env={**env, "O": str(o), "PYTHONPATH": str(TOOL)}, check=True,
-                          capture_output=True, text=True).stdout
+    host = subprocess.run([sys.executable, str(src / "ci" / "routines.py"), "paths"],
+                          env={**env, **at_src}, check=True, capture_output=True, text=True).stdout
     assert host.split("\t")[0] == str(o / "host" / "cfplugin.so")
-    assert _snapshot(build) == before, "build/ was created or touched"
+    assert not build.exists(), "build/ was created"

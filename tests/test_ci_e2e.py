@@ -174,6 +174,10 @@ def test_junit_writer_on_hand_made_results(tmp_path: Path) -> None:
 # ---- campaign.sh ----
 
 
+# The tests on the campaign share one worker (pytest-xdist), so it runs once.
+ON_CAMPAIGN = pytest.mark.xdist_group("ci-campaign")
+
+
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The mutant first, then the correct routine, with two engines: the campaign must go
@@ -184,6 +188,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     return proc, tmp
 
 
+@ON_CAMPAIGN
 def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign) -> None:
     proc, tmp = campaign
     art = tmp / "art"
@@ -216,6 +221,7 @@ def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign) -> Non
     assert (art / STEM[CLEAN] / "afl" / "findings" / "afl" / "main-b" / "queue").is_dir()
 
 
+@ON_CAMPAIGN
 def test_campaign_green_resumes_the_corpus_cache(campaign) -> None:
     _, tmp = campaign
     cache = tmp / "cache" / STEM[CLEAN]
@@ -304,6 +310,7 @@ def test_campaign_unknown_target_exits_2_with_a_report(tmp_path: Path, args: lis
 # ---- replay.sh ----
 
 
+@ON_CAMPAIGN
 def test_replay_is_green_on_the_catalogue_and_red_when_a_mutant_escapes(campaign, tmp_path: Path) -> None:
     _, tmp = campaign
     corpora = tmp_path / "corpora"
@@ -344,6 +351,7 @@ def test_replay_bad_input_and_nothing_to_replay(tmp_path: Path) -> None:
 # ---- minimise-corpus.sh ----
 
 
+@ON_CAMPAIGN
 def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign, tmp_path: Path) -> None:
     _, tmp = campaign
     cache = tmp_path / "cache"
@@ -365,6 +373,7 @@ def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign, tmp_path: P
 # ---- AFL++ across hosts ----
 
 
+@ON_CAMPAIGN
 def test_afl_sync_brings_another_hosts_queue_that_afl_imports(campaign, tmp_path: Path) -> None:
     """Host b's main-b queue (from the campaign) into host a's output dir; host a's next
     run imports it first thing (AFL_IMPORT_FIRST with --afl-host; AFL++ records what it

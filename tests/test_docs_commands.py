@@ -42,7 +42,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.e2e
+# One worker runs every page (pytest-xdist): the scratch tree is built once, and a command
+# run after the same commands is run once.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("docs")]
 
 COMMAND_TIMEOUT_S = 600
 BUILD_TIMEOUT_S = 1200

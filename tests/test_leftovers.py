@@ -65,6 +65,9 @@ def test_a_fuzzing_process_without_the_marker_is_found_by_its_directories(tmp_pa
     plain = orphan(["sleep", "600", str(tmp_path)], env)  # not a fuzzing process
     spawned.append(plain)
     assert plain not in pids(SESSION, [f"{tmp_path}/"])
+    beside = orphan([str(qemu), "601"], {**env, MARKER: "another-session"})  # a session running beside
+    spawned.append(beside)
+    assert beside not in pids(SESSION, [f"{tmp_path}/"])
 
 
 def test_the_dead_do_not_count(spawned: list[int]) -> None:
@@ -85,26 +88,38 @@ def test_waiting_ends_as_soon_as_nothing_is_left(spawned: list[int]) -> None:
     child.wait()
 
 
-def run_session(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+def run_session(tmp_path: Path, body: str, *opts: str) -> subprocess.CompletedProcess[str]:
     """pytest on one test file of BODY, with this conftest as a plugin."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "test_it.py").write_text("import subprocess\n\n\ndef test_it():\n" + body)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", *opts,
                            str(tmp_path / "test_it.py")], cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)}, timeout=120)
+                          env=session_env(), timeout=120)
 
 
-def test_a_session_that_leaves_a_process_fails_and_names_it(tmp_path: Path) -> None:
+def session_env() -> dict[str, str]:
+    """A new session's environment: not an xdist worker's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
+    return {**env, "PYTHONPATH": str(Path(__file__).parent)}
+
+
+@pytest.mark.parametrize("opts", [(), ("-n", "2")], ids=["one process", "two xdist workers"])
+def test_a_session_that_leaves_a_process_fails_and_names_it(tmp_path: Path, opts: tuple[str, ...]) -> None:
+    """Under xdist the worker that ran the test has ended by the time the controller
+    checks: the process is found by the marker the workers share."""
     marker = str(tmp_path / "pid")
     run = run_session(tmp_path, f"    p = subprocess.Popen(['sleep', '600'])\n"
-                                f"    open({marker!r}, 'w').write(str(p.pid))\n")
+                                f"    open({marker!r}, 'w').write(str(p.pid))\n", *opts)
     assert run.returncode == 1, run.stdout + run.stderr
     pid = int((tmp_path / "pid").read_text())
     assert f"pid {pid} " in run.stdout and "sleep 600" in run.stdout and "left 1 process" in run.stdout, run.stdout
     assert wait_gone([pid], 5) == []  # and it was killed
 
 
-def test_a_clean_session_passes(tmp_path: Path) -> None:
-    run = run_session(tmp_path, "    subprocess.run(['true'], check=True)\n")
+def test_a_clean_session_passes_and_a_session_a_test_starts_has_a_marker_of_its_own(tmp_path: Path) -> None:
+    seen = tmp_path / "marker"
+    run = run_session(tmp_path, "    subprocess.run(['true'], check=True)\n"
+                                f"    import os; open({str(seen)!r}, 'w').write(os.environ[{MARKER!r}])\n")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "left" not in run.stdout
+    assert seen.read_text() not in ("", SESSION)  # else it would check this session's processes
