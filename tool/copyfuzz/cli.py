@@ -218,6 +218,12 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="define a kernel config switch or macro (CONFIG_* are off otherwise)")
     p.add_argument("--alternative", action="store_true",
                    help="build ALTERNATIVE() sites with their replacement instead of the original")
+    p.add_argument("-I", dest="include", action="append", metavar="DIR",
+                   help="a directory of headers the file includes (after the compat tree), repeatable")
+    p.add_argument("--with", dest="with_files", action="append", metavar="FILE.S|FILE.c",
+                   help="another source linked with the file (e.g. one defining what it calls), repeatable")
+    p.add_argument("--defsym", action="append", metavar="NAME=VALUE",
+                   help="define a symbol the file references but nothing defines, repeatable")
 
 
 def _sweep_options(p: argparse.ArgumentParser) -> None:
