@@ -56,7 +56,7 @@ def run_audit(root: Path, args: argparse.Namespace) -> int:
         build.build_routines(root, routines)
     else:
         if file_options_given(args):
-            raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for FILE.S targets only")
+            raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
         routines = bundled_routines(root, [args.target], args.xlen)
         build.build_routines(root, routines)
     build.check_runner(args.xlen)

@@ -16,6 +16,21 @@ def is_file_target(text: str) -> bool:
     return text.endswith((".S", ".s")) or Path(text).is_file()
 
 
+def take_file_target(args: argparse.Namespace, attr: str = "routine") -> None:
+    """One CLI shape: `bench|cov|fuzz FILE.S --symbol S` like `check FILE.S --symbol S`.
+    A positional that is a file moves to args.file (where --file, its alias, puts it)."""
+    value = getattr(args, attr, None)
+    if value is not None and is_file_target(value):
+        if getattr(args, "file", None):
+            raise CopyfuzzError(f"give the file once: {value} or --file {args.file}, not both")
+        args.file = value
+        setattr(args, attr, None)
+    elif value is not None and getattr(args, "file", None):
+        raise CopyfuzzError(f"give a routine ({value}) or a file (--file {args.file}), not both")
+    if not getattr(args, "file", None) and file_options_given(args):
+        raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
+
+
 def is_file_spec(name: str) -> bool:
     """Does a spec's routine name a .S file's symbol ('path/file.S:symbol')?"""
     return ".S:" in name or ".s:" in name
