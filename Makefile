@@ -44,6 +44,10 @@ TFLAGS  := $(ARCH_FLAGS) -std=c11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pi
            -fno-stack-protector -fno-tree-loop-distribute-patterns -mcmodel=medany \
            -mno-relax -Iharness -Iref
 ASFLAGS_ROUTINE := -Iarch/$(ARCH)/include
+# How a routine is assembled, ours or a file from elsewhere: as the kernel and bare-metal
+# libraries build (no PIC/PIE, medany), so `la sym` is auipc+addi and not a GOT load, and
+# the listing shows the file's own instructions (the compiler's default here is PIE).
+ROUTINE_FLAGS := -fno-pic -fno-pie -mcmodel=medany
 
 HARNESS_C := harness/executor.c harness/arena.c harness/cases.c harness/extable.c \
              harness/trap.c harness/util.c harness/libc.c ref/ref.c
@@ -92,7 +96,7 @@ $(BUILD)/harness.o: $(HARNESS_OBJS)
 # Executors are linked by harness/link-executor.sh, the one link recipe: here for bundled
 # routines, by the tool for files from outside the tree (copyfuzz check), whose names
 # never pass through make. It takes the toolchain from these variables, exported to it.
-LINK_VARS := CC OBJCOPY NM READELF ARCH_FLAGS TFLAGS LIBGCC
+LINK_VARS := CC OBJCOPY NM READELF ARCH_FLAGS ROUTINE_FLAGS TFLAGS LIBGCC
 $(foreach v,$(LINK_VARS),$(eval export CF_LINK_$(v) = $$($(v))))
 LINK_DEPS := $(BUILD)/harness.o harness/link-executor.sh harness/target.c harness/target.h \
              harness/extable-format.sh Makefile
@@ -102,7 +106,7 @@ define ROUTINE_RULES
 $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH)/include/*)
 	@test -n "$(call routine_meta,$(1),symbol)" || \
 	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/formats.md)" >&2; exit 2; }
-	$(Q)sh harness/link-executor.sh $(BUILD)/harness.o $(1) $$@ $(call routine_name,$(1)) \
+	$(Q)bash harness/link-executor.sh -- $(BUILD)/harness.o $(1) $$@ $(call routine_name,$(1)) \
 	  $(call routine_meta,$(1),symbol) $(call routine_meta,$(1),kind) $(ASFLAGS_ROUTINE)
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))

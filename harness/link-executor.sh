@@ -1,27 +1,59 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # shellcheck disable=SC2086 # CF_LINK_* are word lists, split on purpose (globbing is off)
-# link-executor.sh HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]
+# link-executor.sh [--with FILE]... [--defsym NAME=VALUE]... [--] HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]
 #
-# Links one executor: the routine SRC, assembled with the ASFLAGs, its .text and .fixup
-# renamed to the sections the harness bounds it by; harness/target.c compiled with the
-# routine's name, symbol, kind and exception-table format; and HARNESS_O.
+# Links one executor: the routine SRC (and every --with FILE, .S or .c), built with the
+# ASFLAGs as the kernel and bare-metal libraries build them (no PIC/PIE, medany: `la` is
+# auipc+addi, never a GOT load); every executable section of the result renamed to the
+# section the harness bounds the routine by (cf_target_text; .fixup to cf_target_fixup),
+# so code in .text.memcpy, .noinstr.text or any "ax" section is the routine's like .text;
+# harness/target.c compiled with the routine's name, symbol, kind and exception-table
+# format; and HARNESS_O. Each --defsym is passed to the linker as it is.
 #
 # The one link recipe: the Makefile runs it for bundled routines, the tool (build.py) for
 # files from outside the tree. Every file name is an argument and only ever expanded
 # quoted: nothing in a name reaches make, a shell or the preprocessor as code. The
 # toolchain comes from the environment as word lists, like make's variables:
-# CF_LINK_CC, _OBJCOPY, _NM, _READELF, _ARCH_FLAGS, _TFLAGS, _LIBGCC (the Makefile exports
-# them; `make link-env` prints them for the tool). Run from the repository root.
+# CF_LINK_CC, _OBJCOPY, _NM, _READELF, _ARCH_FLAGS, _ROUTINE_FLAGS, _TFLAGS, _LIBGCC (the
+# Makefile exports them; `make link-env` prints them for the tool). Run from the
+# repository root.
+#
+# Exit 2: a build step failed (its own messages shown). Exit 3: the file built but cannot
+# be linked as this routine (a missing or data symbol, undefined references); the one
+# line on stderr says why (without the file name, which may hold anything), for the tool
+# to show after the file name.
 #
 # OUT appears whole or not at all: everything is built in a directory of its own beside
 # OUT and renamed into place, so concurrent links of one executor all succeed and a
 # reader never sees half a file.
 set -eu
 [ "${V-}" != 1 ] || set -x
-if [ $# -lt 6 ]; then
-	echo "usage: harness/link-executor.sh HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]" >&2
+usage() {
+	echo "usage: harness/link-executor.sh [--with FILE]... [--defsym NAME=VALUE]... [--] HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]" >&2
 	exit 2
-fi
+}
+withs=()
+defsyms=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--with)
+		[ $# -ge 2 ] || usage
+		withs+=("$2")
+		shift 2
+		;;
+	--defsym)
+		[ $# -ge 2 ] || usage
+		defsyms+=("$2")
+		shift 2
+		;;
+	--)
+		shift
+		break
+		;;
+	*) break ;;
+	esac
+done
+[ $# -ge 6 ] || usage
 harness=$1 src=$2 out=$3 name=$4 symbol=$5 kind=$6
 shift 6
 set -f # the toolchain variables are split into words, never globbed
@@ -49,15 +81,90 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
 obj=$tmp/routine.o
 
-$CF_LINK_CC $CF_LINK_ARCH_FLAGS -g "$@" -c "$src" -o "$obj"
-$CF_LINK_OBJCOPY --rename-section .text=cf_target_text --rename-section .fixup=cf_target_fixup "$obj"
-if ! $CF_LINK_NM "$obj" | sed -n 's/^[0-9A-Fa-f]* [TtW] //p' | grep -Fqx -e "$symbol"; then
-	echo "$src: symbol '$symbol' is not defined there" >&2
-	exit 2
+# build SRC OBJ ASFLAG...: one source of the routine. Assembly as the kernel assembles
+# it; C (a --with helper) as the harness's own C is compiled (TFLAGS: freestanding,
+# no PIC, medany), with the same -I/-D.
+build() {
+	local in=$1 o=$2
+	shift 2
+	case $in in
+	*.c) $CF_LINK_CC $CF_LINK_TFLAGS "$@" -c "$in" -o "$o" ;;
+	*) $CF_LINK_CC $CF_LINK_ARCH_FLAGS $CF_LINK_ROUTINE_FLAGS -g "$@" -c "$in" -o "$o" ;;
+	esac
+}
+
+if [ ${#withs[@]} -eq 0 ]; then
+	build "$src" "$obj" "$@"
+else
+	# The routine and its companions are one relocatable object: everything below
+	# (sections, symbols, the table's format) is about all of them together.
+	parts=("$tmp/main.o")
+	build "$src" "$tmp/main.o" "$@"
+	i=0
+	for w in "${withs[@]}"; do
+		i=$((i + 1))
+		build "$w" "$tmp/with$i.o" "$@"
+		parts+=("$tmp/with$i.o")
+	done
+	$CF_LINK_CC $CF_LINK_ARCH_FLAGS -nostdlib -r -Wl,--no-relax -o "$obj" "${parts[@]}"
 fi
+
+# Every executable section is the routine's code: .fixup into cf_target_fixup, the rest
+# into cf_target_text (the linker puts sections of one name together).
+renames=()
+while IFS= read -r sec; do
+	case $sec in
+	cf_target_text | cf_target_fixup) ;;
+	.fixup) renames+=(--rename-section "$sec=cf_target_fixup") ;;
+	*) renames+=(--rename-section "$sec=cf_target_text") ;;
+	esac
+done < <($CF_LINK_READELF -SW "$obj" | awk '
+	/^ *\[ *[0-9]+\]/ {
+		sub(/^[^]]*\] +/, "")
+		if (NF == 10 && $7 ~ /X/) print $1
+	}')
+if [ ${#renames[@]} -gt 0 ]; then
+	$CF_LINK_OBJCOPY "${renames[@]}" "$obj"
+fi
+
+# The symbol must be code of the file. Otherwise say what it is, or what the file does
+# define (exit 3: one line for the user).
+type=$($CF_LINK_NM --defined-only "$obj" | awk -v s="$symbol" '$3 == s { print $2; exit }')
+case $type in
+T | t | W | w) ;;
+'')
+	defined=$($CF_LINK_NM --defined-only "$obj" | awk '$2 ~ /^[TtWw]$/ && $3 !~ /^(\.L|\$)/ { print $3 }' |
+		sort -u | head -n 40 | paste -sd, - | sed 's/,/, /g')
+	echo "symbol '$symbol' is not defined there; the functions it defines: ${defined:-none}" >&2
+	exit 3
+	;;
+*)
+	echo "symbol '$symbol' is data (nm type '$type'), not a function the harness can call" >&2
+	exit 3
+	;;
+esac
+
+# Undefined references: named before the link, with the flags that supply them. What the
+# harness itself defines (globally) is not missing; neither is a --defsym.
+provided=$($CF_LINK_NM -g --defined-only "$harness" | awk '{ print $3 }')
+for d in ${defsyms[@]+"${defsyms[@]}"}; do
+	provided=$provided$'\n'${d%%=*}
+done
+missing=$($CF_LINK_NM -u "$obj" | awk '$1 == "U" { print $2 }' | grep -vxF -e "$provided" | sort -u | paste -sd, - |
+	sed 's/,/, /g' || true)
+if [ -n "$missing" ]; then
+	echo "undefined symbols: $missing: nothing in the file defines them; add the file that does" \
+		"with --with FILE.S (or FILE.c), or give each a value with --defsym NAME=VALUE" >&2
+	exit 3
+fi
+
 fmt=$(sh harness/extable-format.sh "$CF_LINK_READELF" "$obj")
 $CF_LINK_CC $CF_LINK_TFLAGS "-DCF_TARGET_NAME=\"$cname\"" "-DCF_TARGET_SYMBOL=$symbol" \
 	"-DCF_TARGET_KIND=CF_KIND_$KIND" "-DCF_TARGET_EXTABLE=$fmt" -c harness/target.c -o "$tmp/target.o"
+ldflags=()
+for d in ${defsyms[@]+"${defsyms[@]}"}; do
+	ldflags+=(-Xlinker --defsym -Xlinker "$d")
+done
 $CF_LINK_CC $CF_LINK_ARCH_FLAGS -nostdlib -static -no-pie -Wl,--no-relax -o "$tmp/executor" \
-	"$harness" "$tmp/target.o" "$obj" $CF_LINK_LIBGCC
+	"$harness" "$tmp/target.o" "$obj" ${ldflags[@]+"${ldflags[@]}"} $CF_LINK_LIBGCC
 mv -f "$tmp/executor" "$out"

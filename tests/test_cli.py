@@ -72,6 +72,43 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], needles: list[str]) -
     _assert_clean_failure(run_cli(*args), *needles)
 
 
+# ---- --json: exit 2 is one JSON object on stdout too (cli.main) ----
+
+# One bad input per command that takes --json; a new such command must be added here.
+JSON_BAD_INPUT = {
+    "list": (["list", "--json", "--bogus"], "unrecognized arguments: --bogus"),
+    "sweep": (["sweep", "riscv/nope", "--json"], "unknown routine 'riscv/nope'"),
+    "check": (["check", "no/such/file.S", "--symbol", "x", "--json"], "no such file"),
+    "audit": (["audit", "riscv/nope", "--json"], "unknown routine 'riscv/nope'"),
+    "bench": (["bench", "riscv/copy_user", "--json", "--sizes", "0"], "--sizes"),
+    "cov": (["cov", "riscv/copy_user", "--json", "-D", "X"], "-D: for a FILE.S target only"),
+    "repro": (["repro", "riscv/copy_user:n=zz", "--json"], "not a number"),
+    "fuzz": (["fuzz", "riscv/nope", "--json"], "unknown routine 'riscv/nope'"),
+    "replay": (["replay", "no/such/dir", "--json"], "not a directory"),
+}
+
+
+def test_every_json_command_is_listed() -> None:
+    from copyfuzz.cli import build_parser, json_commands
+
+    assert json_commands(build_parser()) == set(JSON_BAD_INPUT)
+
+
+@pytest.mark.parametrize("command", sorted(JSON_BAD_INPUT))
+def test_json_bad_input_prints_one_error_object(command: str) -> None:
+    args, needle = JSON_BAD_INPUT[command]
+    proc = run_cli(*args)
+    _assert_clean_failure(proc, needle)
+    out = json.loads(proc.stdout)  # one object, nothing else
+    assert set(out) == {"error", "details"} and needle in out["error"]
+
+
+def test_without_json_bad_input_prints_nothing_on_stdout() -> None:
+    proc = run_cli("sweep", "riscv/nope")
+    _assert_clean_failure(proc, "unknown routine")
+    assert proc.stdout == ""
+
+
 def test_missing_cross_compiler_names_make_deps() -> None:
     proc = run_cli("sweep", "--max-len", "1", env={"CROSS_COMPILE": "no-such-cross-"})
     _assert_clean_failure(proc, "no-such-cross-gcc", "make deps")

@@ -8,6 +8,7 @@ fails for root too (a path under a regular file, /proc/self, /dev/full, /proc/se
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -72,6 +73,16 @@ def test_findings_on_a_full_disk_the_report_then_one_line(tmp_path: Path) -> Non
     proc = run_cli("sweep", MUTANT, "--max-len", "8", "--jobs", "1", "--findings", str(findings))
     _one_line(proc, "cannot write findings to", "riscv__mutants__tail-extra-byte.jsonl", "No space left")
     assert "caught" in proc.stdout and f"{MUTANT}:n=" in proc.stdout  # the sweep ran to its end
+
+
+def test_findings_on_a_full_disk_under_json_one_object_with_the_error(tmp_path: Path) -> None:
+    """Exit 2 under --json: the report, which says why, and no second object (cli.main)."""
+    findings = tmp_path / "findings"
+    _full(findings, "riscv__mutants__tail-extra-byte.jsonl")
+    proc = run_cli("sweep", MUTANT, "--max-len", "8", "--jobs", "1", "--findings", str(findings), "--json")
+    _one_line(proc, "cannot write findings to")
+    report = json.loads(proc.stdout)
+    assert "cannot write findings to" in report["error"] and report["routines"][0]["cases"] > 0
 
 
 def test_plot_on_a_full_disk_the_tables_then_one_line(tmp_path: Path) -> None:

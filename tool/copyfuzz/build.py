@@ -13,9 +13,9 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from . import paths
+from . import checkfile, paths
 from .errors import CopyfuzzError
 
 if TYPE_CHECKING:
@@ -65,13 +65,17 @@ def check_runner(xlen: int = 64) -> None:
         check_tools([qemu_command(xlen)[0]])
 
 
-def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None) -> str:
-    """Run a build step at the repository root; on failure, its output is the details."""
+def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None,
+         on_status: "dict[int, Callable[[str], CopyfuzzError]] | None" = None) -> str:
+    """Run a build step at the repository root; on failure, its output is the details
+    (or, for an exit status in on_status, the error that function makes of the output)."""
     try:
         proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, errors="replace")
     except OSError as e:
         raise CopyfuzzError(f"cannot run {argv[0]}: {e.strerror}") from e
+    if on_status and proc.returncode in on_status:
+        raise on_status[proc.returncode](proc.stdout)
     if proc.returncode != 0:
         raise CopyfuzzError(f"build failed ({what}, exit {proc.returncode})", details=proc.stdout.rstrip())
     return proc.stdout
@@ -102,11 +106,20 @@ def link_env(root: Path, xlen: int) -> dict[str, str]:
 
 def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
     """Link a file from outside the tree with the one link recipe, every name an argument:
-    nothing in a path reaches make's parser or a shell."""
+    nothing in a path reaches make's parser or a shell. A file that does not build is
+    explained (where its includes come from); one that builds but is not this routine
+    (exit 3: a missing or data symbol, undefined references) gets the recipe's one line."""
     assert r.external_elf is not None
     harness = paths.harness_object(paths.REL, r.xlen)  # check builds are riscv (checkfile.py)
-    _run(root, ["sh", "harness/link-executor.sh", str(harness), str(r.path), r.external_elf, r.name,
-                r.symbol, r.kind, *r.asflags], f"harness/link-executor.sh {r.path.name}", env)
+    try:
+        _run(root, ["bash", "harness/link-executor.sh", *r.link_args, "--", str(harness), str(r.path),
+                    r.external_elf, r.name, r.symbol, r.kind, *r.asflags],
+             f"harness/link-executor.sh {r.path.name}", env,
+             on_status={3: lambda out: checkfile.explain_link_failure(out, r)})
+    except CopyfuzzError as e:
+        if e.details:  # the recipe's own output: the file did not build
+            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0])) from e
+        raise
 
 
 def build_routines(root: Path, routines: "list[Routine]") -> None:

@@ -2,13 +2,16 @@
 
 `copyfuzz check path/uaccess.S --symbol SYM[:KIND]` builds the file against the
 compat include tree (harness/compat/riscv/include), which stands in for the
-kernel's headers, with CONFIG_* switches off unless given with -D.
+kernel's headers, with CONFIG_* switches off unless given with -D (those a kernel
+of the width always has are on: generated/autoconf.h there). `-I DIR`, `--with FILE`
+and `--defsym NAME=VALUE` (FileBuild) build files that need more than themselves.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths, records
@@ -16,7 +19,17 @@ from .errors import CopyfuzzError
 from .routines import Routine
 
 COMPAT_INCLUDE = "harness/compat/riscv/include"
-_DEFINE = re.compile(r"^[A-Za-z_]\w*(=.*)?$")
+# What every kernel build of a width defines (Kconfig: RISCV, ARCH_RV64I/RV32I selecting
+# 64BIT/32BIT), keyed on __riscv_xlen: included before the file, as the kernel's
+# `-include linux/kconfig.h` includes generated/autoconf.h.
+AUTOCONF = f"{COMPAT_INCLUDE}/generated/autoconf.h"
+ALWAYS_DEFINED = {64: ("CONFIG_RISCV", "CONFIG_64BIT", "CONFIG_ARCH_RV64I"),
+                  32: ("CONFIG_RISCV", "CONFIG_32BIT", "CONFIG_ARCH_RV32I")}
+_DEFINE = re.compile(r"[A-Za-z_]\w*(=.*)?")
+_NUMBER = r"(?:0[xX][0-9a-fA-F]+|\d+)"
+_SYMBOL = r"[A-Za-z_.$][\w.$]*"
+_DEFSYM = re.compile(rf"{_SYMBOL}=(?:{_SYMBOL}|{_NUMBER})(?:[+-]{_NUMBER})?")
+WITH_SUFFIXES = (".S", ".s", ".c")
 
 
 def guess_kind(symbol: str) -> str:
@@ -42,31 +55,117 @@ def parse_symbol(text: str, default_kind: str | None) -> tuple[str, str]:
 
 def check_defines(defines: list[str]) -> list[str]:
     for d in defines:
-        if not _DEFINE.match(d):
+        if not _DEFINE.fullmatch(d):
             raise CopyfuzzError(f"-D {d!r}: expected NAME or NAME=VALUE")
     return defines
 
 
+@dataclass(frozen=True)
+class FileBuild:
+    """How a file from outside the tree is built, each option as given on the command line
+    (paths relative to where copyfuzz runs): what `# options:` records for repro and replay."""
+
+    defines: tuple[str, ...] = ()
+    alternative: bool = False
+    includes: tuple[str, ...] = ()
+    withs: tuple[str, ...] = ()
+    defsyms: tuple[str, ...] = ()
+
+    def check(self, xlen: int) -> None:
+        check_defines(list(self.defines))
+        other = ALWAYS_DEFINED[32 if xlen == 64 else 64]
+        for d in self.defines:
+            name = d.partition("=")[0]
+            if name in other and name not in ALWAYS_DEFINED[xlen]:
+                raise CopyfuzzError(f"-D {d}: a kernel of --xlen {xlen} never defines {name} "
+                                    f"(it defines {', '.join(ALWAYS_DEFINED[xlen])} itself)")
+        for i in self.includes:
+            if not Path(i).is_dir():
+                raise CopyfuzzError(f"-I {i}: {'not a directory' if Path(i).exists() else 'no such directory'}")
+        for w in self.withs:
+            if not w.endswith(WITH_SUFFIXES):
+                raise CopyfuzzError(f"--with {w}: expected an assembly (.S) or C (.c) source")
+            if not Path(w).is_file():
+                raise CopyfuzzError(f"--with {w}: {'a directory, not a file' if Path(w).is_dir() else 'no such file'}")
+        for d in self.defsyms:
+            if not _DEFSYM.fullmatch(d):
+                raise CopyfuzzError(f"--defsym {d!r}: expected NAME=VALUE, VALUE a number or a symbol "
+                                    "(optionally +/- a number)")
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The options, as `copyfuzz repro` takes them (Routine.build_flags)."""
+        out = [f"-D{d}" for d in self.defines] + (["--alternative"] if self.alternative else [])
+        for flag, values in (("-I", self.includes), ("--with", self.withs), ("--defsym", self.defsyms)):
+            for v in values:
+                out += [flag, v]
+        return tuple(out)
+
+
 def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: int,
-                     defines: list[str], alternative: bool, profile: str) -> Routine:
+                     build: FileBuild, profile: str) -> Routine:
     if path.suffix not in (".S", ".s"):
         raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
     if not path.is_file():
         raise CopyfuzzError(f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
+    build.check(xlen)
     src = path.resolve()
-    flags = [f"-D{d}" for d in defines] + (["-DCF_ALTERNATIVE"] if alternative else [])
-    key = "\0".join([str(src), symbol, kind, str(xlen), *flags]).encode()
+    flags = [f"-D{d}" for d in build.defines] + (["-DCF_ALTERNATIVE"] if build.alternative else [])
+    includes = [str(Path(i).resolve()) for i in build.includes]
+    withs = [str(Path(w).resolve()) for w in build.withs]
+    key = "\0".join([str(src), symbol, kind, str(xlen), *flags, "-I", *includes, "--with", *withs,
+                     "--defsym", *build.defsyms]).encode()
     digest = hashlib.sha1(key).hexdigest()[:10]
     # One executor per file, symbol and build (the digest); the name is only a label.
     label = re.sub(r"[^\w.-]+", "_", f"{src.stem}-{symbol}")
     elf = str(paths.check_dir(paths.REL, xlen) / f"{label}-{digest}.elf")
-    # The compat tree stands in for the kernel's headers; the file's own directory
-    # serves its local includes. Each flag is one argument: no value is ever parsed.
-    asflags = (f"-I{COMPAT_INCLUDE}", f"-I{src.parent}", *flags)
+    # The compat tree stands in for the kernel's headers; -I directories serve what it does
+    # not have, then the file's own directory its local includes. Each flag is one
+    # argument: no value is ever parsed.
+    asflags = ("-include", AUTOCONF, f"-I{COMPAT_INCLUDE}", *(f"-I{i}" for i in includes), f"-I{src.parent}", *flags)
+    link_args: list[str] = []
+    for w in withs:
+        link_args += ["--with", w]
+    for d in build.defsyms:
+        link_args += ["--defsym", d]
     return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
-                   about=f"{path} ({', '.join(flags) or 'no -D'})", xlen=xlen,
-                   external_elf=elf, asflags=asflags,
-                   build_flags=tuple([f"-D{d}" for d in defines] + (["--alternative"] if alternative else [])))
+                   about=f"{path} ({' '.join(build.words) or 'no -D'})", xlen=xlen,
+                   external_elf=elf, asflags=asflags, link_args=tuple(link_args), build_flags=build.words)
+
+
+def conditional_hint(symbol: str, sources: list[Path]) -> str:
+    """Where a symbol that was not built appears in the sources, inside which #if: the hint
+    that its definition sits behind a switch that is off ('' if it does not appear)."""
+    word = re.compile(rf"(?<![\w.$]){re.escape(symbol)}(?![\w.$])")
+    for src in sources:
+        try:
+            lines = src.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        stack: list[str] = []
+        for lineno, line in enumerate(lines, 1):
+            directive = line.strip()
+            if re.match(r"#\s*if", directive):
+                stack.append(directive)
+            elif re.match(r"#\s*endif", directive) and stack:
+                stack.pop()
+            elif word.search(line) and stack:
+                m = re.match(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Za-z_]\w*)", stack[-1])
+                switch = f"-D {m.group(1)}" if m and m.group(1) != "defined" else "-D NAME"
+                return (f"; '{symbol}' appears at {src.name}:{lineno} inside `{stack[-1]}`: its definition may "
+                        f"be switched off there (try {switch})")
+        if any(word.search(line) for line in lines):
+            return f"; '{symbol}' appears in {src.name} but is not built (behind a macro or a switch? -D NAME)"
+    return ""
+
+
+def explain_link_failure(message: str, routine: Routine) -> CopyfuzzError:
+    """harness/link-executor.sh's exit 3 (the file built but is not this routine), as one line."""
+    text = " ".join(message.split())
+    if "is not defined there" in text:
+        withs = [Path(a) for flag, a in zip(routine.link_args[::2], routine.link_args[1::2]) if flag == "--with"]
+        text += conditional_hint(routine.symbol, [routine.path, *withs])
+    return CopyfuzzError(f"{routine.name.rpartition(':')[0]}: {text}")
 
 
 def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
@@ -74,5 +173,6 @@ def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
     return CopyfuzzError(
         f"{path} does not build (the assembler's messages follow). Kernel includes "
         f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
-        f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D",
+        f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D; headers of "
+        f"your own: -I DIR; symbols from other files: --with FILE.S",
         details=e.details)

@@ -2,13 +2,15 @@
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
-compiler output), never as a traceback.
+compiler output), never as a traceback; under --json, exit 2 also prints one object
+{"error": ..., "details": ...} on stdout (main(), the one place errors become exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import re
 import signal
@@ -85,9 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bn = sub.add_parser("bench", help="instructions per byte, accesses and speed of a routine (QEMU plugin)",
                         epilog="exit status: 0 measured, 2 bad input, build error or a case that is not clean")
-    bn.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
+    bn.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     bn.add_argument("--vs", metavar="ROUTINE2", help="a second routine, measured side by side; adds ratios")
-    bn.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
+    bn.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(bn, required=False)
     bn.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     bn.add_argument("--sizes", type=_size_list, metavar="N,N,...", help="large sizes (default 8192,16384,32768)")
@@ -101,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--plot", metavar="FILE.png|svg", help="also draw instructions per byte (matplotlib)")
 
     cv = sub.add_parser("cov", help="per-instruction execution counts of a routine (QEMU plugin), terminal and HTML")
-    cv.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
-    cv.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
+    cv.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
+    cv.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(cv, required=False)
     cv.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     src = cv.add_mutually_exclusive_group()
@@ -134,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     fz = sub.add_parser("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
                         epilog="exit status: 0 no finding, 1 findings (saved as regression specs), "
                                "2 bad input or build error")
-    fz.add_argument("routine", nargs="?", metavar="ROUTINE", help="a routine name (or --file)")
-    fz.add_argument("--file", metavar="F.S", help="a kernel-style file instead (with --symbol)")
+    fz.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
+    fz.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(fz, required=False)
     fz.add_argument("--engine", choices=("libfuzzer", "afl", "hypothesis"), default="libfuzzer",
                     help="fuzzing engine (default libfuzzer)")
@@ -218,6 +220,12 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="define a kernel config switch or macro (CONFIG_* are off otherwise)")
     p.add_argument("--alternative", action="store_true",
                    help="build ALTERNATIVE() sites with their replacement instead of the original")
+    p.add_argument("-I", dest="include", action="append", metavar="DIR",
+                   help="a directory of headers the file includes (after the compat tree), repeatable")
+    p.add_argument("--with", dest="with_files", action="append", metavar="FILE.S|FILE.c",
+                   help="another source linked with the file (e.g. one defining what it calls), repeatable")
+    p.add_argument("--defsym", action="append", metavar="NAME=VALUE",
+                   help="define a symbol the file references but nothing defines, repeatable")
 
 
 def _sweep_options(p: argparse.ArgumentParser) -> None:
@@ -265,8 +273,10 @@ class _NamedStdout:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.written = False  # has the command printed anything (its --json object)?
 
     def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
         try:
             return self._stream.write(text)
         except OSError as e:
@@ -282,12 +292,49 @@ class _NamedStdout:
         return getattr(self._stream, name)
 
 
+def json_commands(parser: argparse.ArgumentParser) -> set[str]:
+    """The commands that take --json."""
+    out: set[str] = set()
+    for action in parser._subparsers._group_actions if parser._subparsers else []:
+        for name, sub in getattr(action, "choices", {}).items():
+            if "--json" in sub._option_string_actions:
+                out.add(name)
+    return out
+
+
+def _json_requested(parser: argparse.ArgumentParser, argv: list[str], args: argparse.Namespace | None) -> bool:
+    """Did the command line ask for --json output? From the parsed arguments when they
+    parsed, else from the words (a usage error under --json is answered in JSON too)."""
+    if args is not None:
+        return bool(getattr(args, "json", False))
+    command = next((w for w in argv if not w.startswith("-")), None)
+    return "--json" in argv and command in json_commands(parser)
+
+
+def _report_error(message: str, details: str, as_json: bool, stdout: _NamedStdout) -> None:
+    """A problem (exit 2): one line on stderr (plus details); under --json also one object
+    {"error", "details"} on stdout, unless the command already printed its object."""
+    print(f"{PROG}: {message}", file=sys.stderr)
+    if details:
+        print(details, file=sys.stderr)
+    if as_json and not stdout.written:
+        try:
+            print(json.dumps({"error": message, "details": details}), file=stdout)
+            stdout.flush()
+        except OSError:
+            pass  # standard output itself is what failed: stderr has it
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     stdout = sys.stdout
-    sys.stdout = _NamedStdout(stdout)
+    named = _NamedStdout(stdout)
+    sys.stdout = named
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args: argparse.Namespace | None = None
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(words)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)
@@ -296,9 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, not at exit: a full disk is an error like any other
         return status
     except CopyfuzzError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        if e.details:
-            print(e.details, file=sys.stderr)
+        _report_error(str(e), e.details, e.exit_code == 2 and _json_requested(parser, words, args), named)
         return e.exit_code
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
@@ -310,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         # A file that could not be read or written (a full disk, a path under a file, a
         # read-only file system ...): bad input or a tool problem, one line.
-        print(f"{PROG}: {os_error_message(e)}", file=sys.stderr)
+        as_json = _json_requested(parser, words, args) and e.filename != STDOUT_NAME
+        _report_error(os_error_message(e), "", as_json, named)
         if e.filename == STDOUT_NAME:
             # What standard output still buffers would fail again when Python exits.
             os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())

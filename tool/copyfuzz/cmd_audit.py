@@ -14,9 +14,8 @@ from rich.table import Table
 
 from . import build
 from .audit import Audit, audit_routine
-from .checkfile import explain_build_failure
 from .errors import CopyfuzzError
-from .selection import bundled_routines, file_routines, is_file_target
+from .selection import bundled_routines, file_options_given, file_routines, is_file_target
 from .ui import emit, stdout_console
 
 
@@ -54,13 +53,10 @@ def print_audit(a: Audit, listing: bool = True) -> None:
 def run_audit(root: Path, args: argparse.Namespace) -> int:
     if is_file_target(args.target):
         routines = file_routines(root, args.target, args, "linux")
-        try:
-            build.build_routines(root, routines)
-        except CopyfuzzError as e:
-            raise explain_build_failure(e, Path(args.target)) from e
+        build.build_routines(root, routines)
     else:
-        if args.symbol or args.define or args.alternative:
-            raise CopyfuzzError("--symbol, -D and --alternative are for FILE.S targets")
+        if file_options_given(args):
+            raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
         routines = bundled_routines(root, [args.target], args.xlen)
         build.build_routines(root, routines)
     build.check_runner(args.xlen)

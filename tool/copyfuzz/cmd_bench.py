@@ -27,7 +27,7 @@ from . import build, executor, files, records
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
-from .selection import bundled_routines, file_routines
+from .selection import bundled_routines, file_routines, take_file_target
 from .spec import Spec
 from .ui import emit, stdout_console
 
@@ -142,11 +142,12 @@ def mix_score(rows: list[dict[str, object]]) -> dict[str, float | None]:
 def run_bench(root: Path, args: argparse.Namespace) -> int:
     if args.plot:  # before the bench, not after it
         check_plot_path(Path(args.plot))
+    take_file_target(args)
     if args.file:
         routines = file_routines(root, args.file, args, "linux")[:1]
     else:
         if not args.routine:
-            raise CopyfuzzError("name a routine (copyfuzz list), or --file F.S --symbol S")
+            raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
         routines = bundled_routines(root, [args.routine], args.xlen)[:1]
     if args.vs:
         routines += bundled_routines(root, [args.vs], args.xlen)[:1]

@@ -11,7 +11,6 @@ import argparse
 from pathlib import Path
 
 from . import build, executor
-from .checkfile import explain_build_failure
 from .cmd_sweep import check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
 from .selection import file_routines
@@ -21,13 +20,7 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     check_sweep_args(args)
     path = Path(args.file)
     routines = file_routines(root, args.file, args, args.profile)
-    try:
-        build.build_routines(root, routines)
-    except CopyfuzzError as e:
-        missing = [line for line in e.details.splitlines() if "is not defined there" in line]
-        if missing:
-            raise CopyfuzzError(f"{missing[0]} (list what it defines: riscv64-linux-gnu-nm on its object)") from e
-        raise explain_build_failure(e, path) from e
+    build.build_routines(root, routines)
     for r in routines:
         if r.kind == "memcpy":
             continue

@@ -28,7 +28,7 @@ from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
-from .selection import bundled_routines, file_routines
+from .selection import bundled_routines, file_routines, take_file_target
 from .spec import parse_spec_line
 from .ui import emit, stdout_console
 
@@ -142,11 +142,12 @@ def write_html(rep: dict[str, Any], path: Path) -> None:
 def run_cov(root: Path, args: argparse.Namespace) -> int:
     if args.html:  # before the run, not after it
         files.check_file(Path(args.html), "--html")
+    take_file_target(args)
     if args.file:
         routine = file_routines(root, args.file, args, "linux")[0]
     else:
         if not args.routine:
-            raise CopyfuzzError("name a routine (copyfuzz list), or --file F.S --symbol S")
+            raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
         routine = bundled_routines(root, [args.routine], args.xlen)[0]
     build.build_routines(root, [routine])
     build.build(root, ["plugin"])

@@ -23,22 +23,19 @@ from .audit import audit_routine
 from .campaign import Campaign, report, seed_corpus
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
-from .selection import file_routines
+from .selection import file_routines, take_file_target
 
 
 def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
-    """The routine: a bundled name, or --file F.S --symbol S [--kind K]."""
+    """The routine: a bundled name, or FILE.S --symbol S [--kind K] (--file FILE.S alike)."""
     args.xlen = 64
+    take_file_target(args)
     if args.file:
-        if args.routine:
-            raise CopyfuzzError("give a ROUTINE or --file F.S, not both")
         if args.symbol and len(args.symbol) > 1:
             raise CopyfuzzError("fuzz one symbol at a time")
         return file_routines(root, args.file, args, args.profile or "linux")[0]
     if not args.routine:
-        raise CopyfuzzError("say which routine to fuzz: ROUTINE or --file F.S --symbol S")
-    if args.symbol or args.define or args.alternative:
-        raise CopyfuzzError("--symbol, -D and --alternative are for --file F.S")
+        raise CopyfuzzError("say which routine to fuzz: ROUTINE, or FILE.S --symbol S")
     return find(discover(root), args.routine)
 
 

@@ -25,7 +25,7 @@ from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
-from .selection import apply_saved_options, file_routines, is_file_spec
+from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .ui import emit, stdout_console
 
@@ -227,8 +227,8 @@ def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
         path, symbol = name.rsplit(":", 1)
         args.symbol = [symbol]
         return file_routines(root, path, args, args.profile or "linux")[0]
-    if args.symbol or args.define or args.alternative:
-        raise CopyfuzzError("--symbol, -D and --alternative are for FILE.S:SYMBOL specs")
+    if file_options_given(args):
+        raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for FILE.S:SYMBOL specs only")
     return dataclasses.replace(find(discover(root), name), xlen=args.xlen)
 
 

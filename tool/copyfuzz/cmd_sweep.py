@@ -258,7 +258,10 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
         r.audit = audits.get(r.routine.name)
 
     if args.json:
-        print(json.dumps(_json_report(args, seed, results), indent=2))
+        report = _json_report(args, seed, results)
+        if log.error is not None:  # exit 2 below: the one object says why (cli.py prints no second one)
+            report.update(error=log.error, details="")
+        print(json.dumps(report, indent=2))
     else:
         _print_report(args, seed, results, log)
     log.check()  # a findings file that could not be written: exit 2, after the results

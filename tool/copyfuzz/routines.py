@@ -42,7 +42,8 @@ class Routine:
     # harness/link-executor.sh links it with (build.py runs it, no make).
     external_elf: str | None = None
     asflags: tuple[str, ...] = ()
-    build_flags: tuple[str, ...] = ()  # -D.../--alternative, for `copyfuzz repro`
+    link_args: tuple[str, ...] = ()  # --with FILE / --defsym NAME=VALUE, for link-executor.sh
+    build_flags: tuple[str, ...] = ()  # -D..., --alternative, -I, --with, --defsym: for `copyfuzz repro`
 
     @property
     def is_mutant(self) -> bool:

@@ -7,7 +7,7 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-from .checkfile import check_defines, external_routine, parse_symbol
+from .checkfile import FileBuild, check_defines, external_routine, parse_symbol
 from .errors import CopyfuzzError
 from .routines import Routine, discover, select
 
@@ -16,20 +16,53 @@ def is_file_target(text: str) -> bool:
     return text.endswith((".S", ".s")) or Path(text).is_file()
 
 
+def take_file_target(args: argparse.Namespace, attr: str = "routine") -> None:
+    """One CLI shape: `bench|cov|fuzz FILE.S --symbol S` like `check FILE.S --symbol S`.
+    A positional that is a file moves to args.file (where --file, its alias, puts it)."""
+    value = getattr(args, attr, None)
+    if value is not None and is_file_target(value):
+        if getattr(args, "file", None):
+            raise CopyfuzzError(f"give the file once: {value} or --file {args.file}, not both")
+        args.file = value
+        setattr(args, attr, None)
+    elif value is not None and getattr(args, "file", None):
+        raise CopyfuzzError(f"give a routine ({value}) or a file (--file {args.file}), not both")
+    if not getattr(args, "file", None) and file_options_given(args):
+        raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
+
+
 def is_file_spec(name: str) -> bool:
     """Does a spec's routine name a .S file's symbol ('path/file.S:symbol')?"""
     return ".S:" in name or ".s:" in name
 
 
+FILE_OPTIONS = ("symbol", "define", "alternative", "include", "with_files", "defsym")
+
+
+def file_build(args: argparse.Namespace) -> FileBuild:
+    """The build options of a file target, from the command line (or a saved `# options:`)."""
+    return FileBuild(defines=tuple(getattr(args, "define", None) or ()),
+                     alternative=bool(getattr(args, "alternative", False)),
+                     includes=tuple(getattr(args, "include", None) or ()),
+                     withs=tuple(getattr(args, "with_files", None) or ()),
+                     defsyms=tuple(getattr(args, "defsym", None) or ()))
+
+
+def file_options_given(args: argparse.Namespace) -> list[str]:
+    """The file-only options given, as flags (for the error when the target is not a file)."""
+    flags = {"symbol": "--symbol", "define": "-D", "alternative": "--alternative", "include": "-I",
+             "with_files": "--with", "defsym": "--defsym"}
+    return [flags[o] for o in FILE_OPTIONS if getattr(args, o, None)]
+
+
 def file_routines(root: Path, path: str, args: argparse.Namespace, profile: str) -> list[Routine]:
     if not args.symbol:
         raise CopyfuzzError(f"{path}: say which routine to check with --symbol SYM[:KIND]")
-    defines = check_defines(args.define or [])
+    build = file_build(args)
     out = []
     for text in args.symbol:
         symbol, kind = parse_symbol(text, args.kind)
-        out.append(external_routine(root, Path(path), symbol, kind, xlen=args.xlen, defines=defines,
-                                    alternative=args.alternative, profile=profile))
+        out.append(external_routine(root, Path(path), symbol, kind, xlen=args.xlen, build=build, profile=profile))
     return out
 
 
@@ -44,13 +77,14 @@ def bundled_routines(root: Path, patterns: list[str], xlen: int,
 def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None:
     """Fill what the command line left unset from a regression's `# options:` line: the
     flags `repro` needs to rebuild a file routine as the campaign built it
-    (Routine.repro_options: -DNAME[=VALUE], --alternative, --kind K, --xlen N). Flags
-    given on the command line win."""
+    (Routine.repro_options: -DNAME[=VALUE], --alternative, -I DIR, --with FILE,
+    --defsym NAME=VALUE, --kind K, --xlen N). Flags given on the command line win."""
     try:
         words = shlex.split(text)
     except ValueError as e:
         raise CopyfuzzError(f"{where}: `# options: {text}`: {e}") from None
     defines: list[str] = []
+    lists: dict[str, list[str]] = {"-I": [], "--with": [], "--defsym": []}
     alternative, kind, xlen = False, None, None
     i = 0
     while i < len(words):
@@ -58,9 +92,11 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         value = words[i + 1] if i + 1 < len(words) else None
         if w.startswith("-D") and len(w) > 2:
             defines.append(w[2:])
-        elif w in ("-D", "--kind", "--xlen") and value is not None:
+        elif w in ("-D", "--kind", "--xlen", *lists) and value is not None:
             if w == "-D":
                 defines.append(value)
+            elif w in lists:
+                lists[w].append(value)
             elif w == "--kind":
                 kind = value
             elif value in ("32", "64"):
@@ -72,10 +108,13 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
             alternative = True
         else:
             raise CopyfuzzError(f"{where}: `# options: {text}`: {w!r} is not one of -DNAME[=VALUE], "
-                                "--alternative, --kind KIND, --xlen N")
+                                "--alternative, -I DIR, --with FILE, --defsym NAME=VALUE, --kind KIND, --xlen N")
         i += 1
     if not getattr(args, "define", None):
         args.define = check_defines(defines) or None
+    for attr, flag in (("include", "-I"), ("with_files", "--with"), ("defsym", "--defsym")):
+        if not getattr(args, attr, None):
+            setattr(args, attr, lists[flag] or None)
     if not getattr(args, "alternative", False):
         args.alternative = alternative
     if getattr(args, "kind", None) is None:

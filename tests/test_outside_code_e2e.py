@@ -1,0 +1,186 @@
+"""Code written elsewhere builds as its project builds it (issue 12, points 2, 3, 4, 11, 14).
+
+Our own fixtures (tests/fixtures/outside/README.md), each with the verdict it must get:
+the width's CONFIG_64BIT/CONFIG_32BIT, code outside .text, `la` without a GOT, files that
+need -I, --with or --defsym, and the messages when they are missing. Each fix here has a
+fixture switch or a command line that shows what went wrong before it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.e2e
+
+OUT = "tests/fixtures/outside"
+
+
+def _check(tmp_path: Path, *args: str, max_len: str = "24") -> tuple[int, dict[str, object] | None, str]:
+    proc = run_cli("check", *args, "--max-len", max_len, "--jobs", "2", "--json",
+                   "--findings", str(tmp_path / "findings"))
+    data = json.loads(proc.stdout) if proc.stdout.strip() else None
+    return proc.returncode, data, proc.stderr
+
+
+def _routine(data: dict[str, object] | None) -> dict[str, object]:
+    assert data is not None
+    routines = data["routines"]
+    assert isinstance(routines, list) and len(routines) == 1
+    r = routines[0]
+    assert isinstance(r, dict) and r["cases"] > 0
+    return r
+
+
+# ---- point 2: --xlen defines what a kernel of that width defines ----
+
+@pytest.mark.parametrize("xlen", ["64", "32"])
+def test_width_config_is_defined_and_the_fixture_is_clean(tmp_path: Path, xlen: str) -> None:
+    rc, data, err = _check(tmp_path, f"{OUT}/width_words.S", "--symbol", "cf_width_memcpy", "--xlen", xlen)
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+
+
+def test_without_the_width_config_the_fixture_copies_wrong(tmp_path: Path) -> None:
+    """What a build without CONFIG_64BIT did (the fixture's switch takes it away): the
+    test above can fail."""
+    rc, data, err = _check(tmp_path, f"{OUT}/width_words.S", "--symbol", "cf_width_memcpy",
+                           "-D", "CF_FIXTURE_NO_WIDTH")
+    assert rc == 1, err
+    assert "store-out-of-bounds" in _routine(data)["findings"]
+
+
+def test_the_other_widths_config_is_refused(tmp_path: Path) -> None:
+    rc, data, err = _check(tmp_path, f"{OUT}/width_words.S", "--symbol", "cf_width_memcpy", "-D", "CONFIG_32BIT")
+    assert rc == 2 and data is not None
+    assert "never defines CONFIG_32BIT" in str(data["error"]) and len(err.strip().splitlines()) == 1
+
+
+# ---- point 3: code outside .text ----
+
+def test_a_routine_in_text_memcpy_builds_and_runs(tmp_path: Path) -> None:
+    rc, data, err = _check(tmp_path, f"{OUT}/section_memcpy.S", "--symbol", "memcpy")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+
+
+def test_code_and_fixups_in_other_sections_are_the_routines(tmp_path: Path) -> None:
+    """Entry in .noinstr.text, body in .text.cf_body, fixup in .text.unlikely: the table's
+    entries point across them, every fault resumes at the fixup (a clean sweep with
+    faults), and the audit and the coverage see all of the code."""
+    src = f"{OUT}/noinstr_copy.S"
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_noinstr_copy_to_user")
+    assert rc == 0, err
+    r = _routine(data)
+    assert r["findings"] == {}
+    audit = r["audit"]
+    assert isinstance(audit, dict) and audit["summary"]["covered"] == 2 and audit["summary"]["uncovered"] == 0
+    cov = run_cli("cov", src, "--symbol", "cf_noinstr_copy_to_user", "--max-len", "8", "--json")
+    assert cov.returncode == 0, cov.stderr
+    rep = json.loads(cov.stdout)
+    where = {row["where"].split("+")[0] for row in rep["listing"]}
+    assert {"cf_noinstr_copy_to_user", "cf_noinstr_body", "cf_noinstr_fixup"} <= where
+    c = rep["coverage"]
+    assert c["executed"] == c["instructions"] and c["fault_covered"] == c["fault_edges"] == 2
+
+
+# ---- point 4: no PIC, medany ----
+
+def test_la_is_pc_relative_not_a_got_load(tmp_path: Path) -> None:
+    """The compiler's default here is PIE, which made `la` an auipc+ld from the GOT."""
+    proc = run_cli("audit", f"{OUT}/la_threshold.S", "--symbol", "cf_la_memcpy:memcpy", "--json")
+    assert proc.returncode in (0, 1), proc.stderr
+    listing = json.loads(proc.stdout)["routines"][0]["listing"]
+    insns = [row["insn"] for row in listing]
+    at = next(i for i, text in enumerate(insns) if text.startswith("auipc t0"))
+    assert insns[at + 1].startswith("addi t0, t0, "), insns[at:at + 3]
+    assert insns[at + 2].startswith("ld t0, 0(t0)"), insns[at:at + 3]  # the file's own load, once
+    rc, data, err = _check(tmp_path, f"{OUT}/la_threshold.S", "--symbol", "cf_la_memcpy:memcpy")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+
+
+# ---- point 11: -I, --with, --defsym, and what is said when they are missing ----
+
+def test_a_file_calling_another_files_function_needs_with(tmp_path: Path) -> None:
+    src, body = f"{OUT}/memmove_tail.S", f"{OUT}/memcpy_body.S"
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_memmove")
+    assert rc == 2 and data is not None
+    assert "undefined symbols: __cf_memcpy" in str(data["error"]) and "--with" in str(data["error"])
+    assert len(err.strip().splitlines()) == 1
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_memmove", "--with", body)
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+
+
+def test_a_header_of_the_project_needs_I(tmp_path: Path) -> None:
+    src = f"{OUT}/needs_include.S"
+    rc, data, _ = _check(tmp_path, src, "--symbol", "cf_chunk_memcpy")
+    assert rc == 2 and data is not None
+    assert "-I DIR" in str(data["error"]) and "cf_outside/chunk.h" in str(data["details"])
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_chunk_memcpy", "-I", f"{OUT}/inc")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+
+
+def test_a_symbol_the_link_defines_needs_defsym(tmp_path: Path) -> None:
+    src = f"{OUT}/needs_defsym.S"
+    rc, data, _ = _check(tmp_path, src, "--symbol", "cf_defsym_memcpy")
+    assert rc == 2 and data is not None
+    assert "undefined symbols: cf_word_min" in str(data["error"]) and "--defsym" in str(data["error"])
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_defsym_memcpy", "--defsym", "cf_word_min=16")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+    rc, data, _ = _check(tmp_path, src, "--symbol", "cf_defsym_memcpy", "--defsym", "cf_word_min")
+    assert rc == 2 and data is not None and "expected NAME=VALUE" in str(data["error"])
+
+
+def test_a_symbol_behind_an_if_names_its_switch_and_what_is_defined(tmp_path: Path) -> None:
+    rc, data, _ = _check(tmp_path, f"{OUT}/section_memcpy.S", "--symbol", "cf_memcpy_extra")
+    assert rc == 2 and data is not None
+    error = str(data["error"])
+    assert "the functions it defines: memcpy" in error and "-D CONFIG_CF_EXTRA" in error
+    rc, data, err = _check(tmp_path, f"{OUT}/section_memcpy.S", "--symbol", "cf_memcpy_extra", "-D", "CONFIG_CF_EXTRA")
+    assert rc == 0, err
+
+
+def test_a_data_symbol_is_called_data(tmp_path: Path) -> None:
+    rc, data, _ = _check(tmp_path, f"{OUT}/la_threshold.S", "--symbol", "cf_threshold:memcpy")
+    assert rc == 2 and data is not None and "'cf_threshold' is data" in str(data["error"])
+
+
+def test_saved_options_rebuild_the_file_for_repro_and_replay(tmp_path: Path) -> None:
+    """A regression of a file that needs --with, -I and --defsym: its `# options:` line is
+    all repro and replay need (without them the file does not link)."""
+    src = f"{OUT}/memmove_tail.S"
+    spec = tmp_path / "regs" / "memmove.spec"
+    spec.parent.mkdir()
+    spec.write_text(f"# class: wrong-data\n# options: --with {OUT}/memcpy_body.S -I {OUT}/inc "
+                    f"--defsym cf_unused=1 --kind memcpy\n{src}:cf_memmove:n=5,src_off=1\n")
+    proc = run_cli("repro", str(spec), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["errors"] == []
+    proc = run_cli("replay", str(spec.parent), "--json")
+    assert proc.returncode == 0, proc.stderr
+    [entry] = json.loads(proc.stdout)
+    assert entry["options"] == ["-I", f"{OUT}/inc", "--with", f"{OUT}/memcpy_body.S",
+                                "--defsym", "cf_unused=1", "--kind", "memcpy"]
+    bare = tmp_path / "bare.spec"
+    bare.write_text(f"# class: wrong-data\n# options: --kind memcpy\n{src}:cf_memmove:n=5\n")
+    proc = run_cli("repro", str(bare), "--json")
+    assert proc.returncode == 2 and "__cf_memcpy" in json.loads(proc.stdout)["error"]
+
+
+# ---- point 14: one CLI shape ----
+
+def test_cov_takes_the_file_positionally_or_with_file(tmp_path: Path) -> None:
+    src = f"{OUT}/section_memcpy.S"
+    for args in ([src], ["--file", src]):
+        proc = run_cli("cov", *args, "--symbol", "memcpy", "--max-len", "4", "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["coverage"]["executed"] > 0
+    proc = run_cli("cov", src, "--file", src, "--symbol", "memcpy", "--json")
+    assert proc.returncode == 2 and "not both" in json.loads(proc.stdout)["error"]
