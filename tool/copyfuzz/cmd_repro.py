@@ -70,8 +70,8 @@ def _data_row(spec: Spec, result: records.Result) -> str:
     if kind == "stored-but-not-reported":
         done = "cleared" if spec.kind == "clear" else "copied"
         return (f"stored but not reported: dst{off:+d} now holds {got:#04x} (it held {want:#04x} before the "
-                f"call), yet the routine reported only {_plural(result.claimed, 'byte')} {done}, so it "
-                f"claims this byte was not touched{more}")
+                f"call), but the routine reported C = {result.claimed} bytes {done}: by its count this "
+                f"byte was not touched{more}")
     if kind == "outside-the-buffer":
         return (f"stored outside [dst, dst + n): dst{off:+d} now holds {got:#04x} (it held {want:#04x} "
                 f"before the call){more}")
