@@ -55,6 +55,7 @@ struct cf_call {
 	uint64_t seq; /* bumped per call: the watchdog's notion of progress */
 	uint32_t faults;
 	uint32_t signal;
+	int32_t si_code; /* of `signal`: the kernel's siginfo code */
 	uintptr_t fault_pc, fault_addr, fixup_pc;
 };
 

@@ -238,6 +238,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	call.status = CF_CALL_RUNNING;
 	call.seq++;
 	call.faults = call.signal = 0;
+	call.si_code = 0;
 	call.fault_pc = call.fault_addr = call.fixup_pc = 0;
 	cf_call_target(&call);
 	if (bare) {
@@ -273,6 +274,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	}
 
 	r->signal = (uint16_t)call.signal;
+	r->aux = (uint32_t)call.si_code;
 	r->faults = call.faults;
 	r->fault_pc = call.fault_pc;
 	r->fault_addr = call.fault_addr;

@@ -116,7 +116,7 @@ struct cf_case {
 #define CF_RESULT_MAGIC 0x31524643u /* "CFR1" */
 
 enum cf_result_type {
-	CF_RESULT_CASE = 0, /* the outcome of one case */
+	CF_RESULT_CASE = 0, /* the outcome of one case; aux = si_code of `signal` */
 	CF_RESULT_PROGRESS = 1, /* sweep: id = cases done, ret = cases in this run */
 	CF_RESULT_DONE = 2, /* sweep: last record; id = cases run, aux = why it
 				 * ended: enum cf_sweep_stop */
@@ -169,7 +169,7 @@ enum cf_reg_bit {
 #define CF_RESULT_FIELDS(X)                                                        \
 	X(uint32_t, magic, , "CF_RESULT_MAGIC")                                    \
 	X(uint16_t, type, , "enum cf_result_type")                                 \
-	X(uint16_t, signal, , "the first fault's or crash's signal number")        \
+	X(uint16_t, signal, , "the ending (else first) fault's signal number")     \
 	X(uint64_t, id, , "the case id (or a count, see cf_result_type)")          \
 	X(uint32_t, classes, , "every class observed (enum cf_class bits)")        \
 	X(uint32_t, errors, , "classes & the profile's error set")                 \
@@ -184,9 +184,9 @@ enum cf_reg_bit {
 	X(uint64_t, reg_got, , "the first bad register's value")                   \
 	X(uint32_t, faults, , "faults taken during the call")                      \
 	X(uint32_t, aux, , "see cf_result_type")                                   \
-	X(uint64_t, fault_pc, , "first fault: instruction address")                \
-	X(uint64_t, fault_addr, , "first fault: data address")                     \
-	X(uint64_t, fixup_pc, , "first fault: where the table sent it (0: none)")  \
+	X(uint64_t, fault_pc, , "ending (else first) fault: instruction address")  \
+	X(uint64_t, fault_addr, , "ending (else first) fault: data address")       \
+	X(uint64_t, fixup_pc, , "that fault: where the table sent it (0: none)")   \
 	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets") \
 	X(uint64_t, src, , "where src was placed")                                 \
 	X(uint64_t, seal, , "cf_seal() of the record and its place in the stream")

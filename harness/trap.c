@@ -13,7 +13,7 @@ struct k_sigaction {
 };
 
 struct k_siginfo {
-	int signo, err, code;
+	int signo, err, code; /* code: si_code (why: ILL_ILLOPC, TRAP_BRKPT, BUS_ADRALN...) */
 	union {
 		void *addr; /* SIGSEGV/SIGBUS: first faulting byte */
 		long align;
@@ -63,6 +63,20 @@ static void abandon(struct k_ucontext *uc, struct cf_call *c, uintptr_t status)
 	uc->gregs[REG_PC] = (unsigned long)cf_call_unwind;
 }
 
+/*
+ * The signal that ends the call (a crash, or a fault no entry covers) is what a report
+ * must show: it replaces the first fault's pc, address and signal (a fault handled
+ * before it led, through its fixup, to where the call ended).
+ */
+static void ended_by(struct cf_call *c, int sig, int code, uintptr_t pc, uintptr_t addr)
+{
+	c->signal = (uint32_t)sig;
+	c->si_code = code;
+	c->fault_pc = pc;
+	c->fault_addr = addr;
+	c->fixup_pc = 0;
+}
+
 static void die(const char *what, uintptr_t pc, uintptr_t addr)
 {
 	cf_err("copyfuzz executor: internal ");
@@ -89,15 +103,17 @@ static void on_sync_signal(int sig, void *si_, void *uc_)
 		c->fault_pc = pc;
 		c->fault_addr = addr;
 		c->signal = (uint32_t)sig;
+		c->si_code = si->code;
 	}
 	if (sig != CF_SIGSEGV && sig != CF_SIGBUS) {
+		ended_by(c, sig, si->code, pc, addr);
 		abandon(uc, c, CF_CALL_CRASHED);
 		return;
 	}
 	size_t entry = 0;
 	uintptr_t fixup = cf_extable_lookup(trap_table, pc, &entry);
 	if (!fixup) {
-		c->signal = (uint32_t)sig;
+		ended_by(c, sig, si->code, pc, addr);
 		abandon(uc, c, CF_CALL_UNHANDLED);
 		return;
 	}

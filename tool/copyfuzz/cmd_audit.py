@@ -13,10 +13,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import build
-from .audit import Audit, audit_routine
+from .audit import TABLE_KINDS, Audit, audit_routine
 from .errors import CopyfuzzError
 from .selection import bundled_routines, file_options_given, file_routines, is_file_target
 from .ui import emit, stdout_console
+
+# How the listing names an access's base (audit.py: where its register's value came from).
+BASE_LABELS = {"user": "user", "unknown": "user?", "stack": "stack", "data": "own data"}
 
 
 def print_audit(a: Audit, listing: bool = True) -> None:
@@ -24,23 +27,29 @@ def print_audit(a: Audit, listing: bool = True) -> None:
     assert a.sym is not None
     s = a.summary
     emit(console, f"[bold]{escape(a.name)}[/] ({a.kind}, {a.table_format} table, {s['entries']} entries): "
-                  f"{s['loads']} loads, {s['stores']} stores, {s['covered']} covered, "
-                  f"{s['uncovered']} uncovered, {s['stack']} on the stack, {s['fixups']} fixups")
+                  f"{s['reachable']} reachable instructions, {s['loads']} loads, {s['stores']} stores")
+    emit(console, f"  accesses: {s['user']} through the argument pointers, {s['unknown_base']} of unknown base, "
+                  f"{s['stack']} on the stack, {s['data']} of the file's own data; "
+                  f"{s['covered']} covered, {s['uncovered']} uncovered, {s['fixups']} fixups")
     if listing:
         table = Table(show_edge=False, pad_edge=False, box=None)
-        for col in ("address", "where", "bytes", "instruction", "", "fixup"):
+        for col in ("address", "where", "bytes", "instruction", "access", "", "fixup"):
             table.add_column(col, no_wrap=True)
         for i in a.listing:
-            mark, fixup = "", ""
+            mark, fixup, access = "", "", ""
+            if i.access:
+                access = f"{BASE_LABELS.get(i.origin or 'unknown', '?')} {i.access}"
             if i.addr in a.entries:
-                mark, fixup = "[green]✓ " + i.access[0].upper() + "[/]" if i.access else "[red]?[/]", \
-                    a.sym.describe(a.entries[i.addr])
-            elif i.access and i.base == "sp":
-                mark = "stack"
+                mark = "[green]✓[/]" if i.access else "[red]?[/]"
+                fixup = a.sym.describe(a.entries[i.addr])
+            elif i.access and not a.needs_entry(i):
+                mark = "[dim]no entry needed[/]"
             elif i.access:
-                mark = "[dim]" + i.access + "[/]" if a.kind == "memcpy" else "[bold red]✗ no entry[/]"
+                mark = "[dim]-[/]" if a.kind not in TABLE_KINDS else "[bold red]✗ no entry[/]"
+            elif i.indirect:
+                mark = "[yellow]indirect: not followed[/]"
             table.add_row(f"{i.addr:#x}", escape(a.sym.describe(i.addr)), i.raw.hex(),
-                          escape(f"{i.mnemonic} {i.op_str}".strip()), mark, escape(fixup))
+                          escape(f"{i.mnemonic} {i.op_str}".strip()), access, mark, escape(fixup))
         emit(console, table)
     if a.problems:
         emit(console, f"[bold red]{len(a.problems)} audit problem{'s' if len(a.problems) != 1 else ''}:[/]")

@@ -19,8 +19,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, fuzzinput, records, regressions
-from .audit import code_around
+from . import build, executor, fuzzinput, records, regressions, signals
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
@@ -47,6 +46,39 @@ def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
     return best[1] if best else f"{addr:#x}"
 
 
+def difference_kind(spec: Spec, result: records.Result) -> str | None:
+    """What the first differing byte is, by where it lies (the oracle's ranges,
+    docs/semantics.md): a wrong byte of the copy, a byte stored past the count the
+    routine reported, or a byte outside [dst, dst + n)."""
+    if not result.diff_count:
+        return None
+    off = result.diff_off
+    if off < 0 or off >= spec.n:
+        return "outside-the-buffer"
+    returned = not set(result.class_list) & {"hang", "unhandled-fault", "crash"}
+    if returned and spec.kind != "memcpy" and off >= result.claimed:
+        return "stored-but-not-reported"
+    return "wrong-byte"
+
+
+def _data_row(spec: Spec, result: records.Result) -> str:
+    """The first difference, each against its own reference: the source (or zero), or
+    what the byte held before the call."""
+    off, want, got = result.diff_off, result.diff_want, result.diff_got
+    more = f"; {_plural(result.diff_count, 'byte')} differ{'s' if result.diff_count == 1 else ''} in all"
+    kind = difference_kind(spec, result)
+    if kind == "stored-but-not-reported":
+        done = "cleared" if spec.kind == "clear" else "copied"
+        return (f"stored but not reported: dst{off:+d} now holds {got:#04x} (it held {want:#04x} before the "
+                f"call), but the routine reported C = {result.claimed} bytes {done}: by its count this "
+                f"byte was not touched{more}")
+    if kind == "outside-the-buffer":
+        return (f"stored outside [dst, dst + n): dst{off:+d} now holds {got:#04x} (it held {want:#04x} "
+                f"before the call){more}")
+    source = "zero" if spec.kind == "clear" else "the source byte"
+    return f"wrong byte: dst{off:+d} should be {source} {want:#04x}, it is {got:#04x}{more}"
+
+
 def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None) -> dict[str, object]:
     """Everything the report shows, as data (the --json output)."""
     n, a = spec.n, result.accessible
@@ -68,6 +100,7 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
     out["data"] = {
         "differing_bytes": result.diff_count,
         "first_offset": result.diff_off if result.diff_count else None,
+        "first_is": difference_kind(spec, result),
         "expected_byte": result.diff_want if result.diff_count else None,
         "actual_byte": result.diff_got if result.diff_count else None,
     }
@@ -83,6 +116,11 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
         )
     out["fault"] = fault
     out["signal"] = executor.signal_name(result.signal) if result.signal else None
+    ended = signals.ended_by(result)
+    if ended is not None:
+        ended.update(pc_symbol=where(sym, result.fault_pc),
+                     address_relative=relative_address(result.fault_addr, spec, result))
+    out["ended_by"] = ended  # the signal that ended the call (crash, unhandled fault), with its reason
     out["registers_clobbered"] = records.reg_names(result.regs_bad)
     if result.regs_bad:
         out["first_bad_register_value"] = result.reg_got
@@ -146,16 +184,25 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
     sides = "accessible" if spec.kind == "clear" else "accessible on both sides"
     rows.append(("accessible", f"A = {_plural(a, 'leading byte')} {sides} (n = {n})"))
     if result.diff_count:
-        rows.append(("data", f"first difference at dst{result.diff_off:+d}: expected {result.diff_want:#04x}, "
-                             f"got {result.diff_got:#04x}; {_plural(result.diff_count, 'byte')} differ"
-                             f"{'s' if result.diff_count == 1 else ''} from the reference"))
+        rows.append(("data", _data_row(spec, result)))
     else:
         rows.append(("data", "destination and canaries as expected"))
     fault = report["fault"]
     assert isinstance(fault, dict)
-    if result.faults:
+    ended = report.get("ended_by")
+    if isinstance(ended, dict):
+        what = "no table entry for this pc" if ended["signal"] in ("SIGSEGV", "SIGBUS") else \
+            "not a user-access fault: no fixup applies"
+        text = f"[red]{ended['signal']} ({escape(str(ended['reason']))})[/] at pc {escape(str(ended['pc_symbol']))}"
+        if ended["signal"] in ("SIGSEGV", "SIGBUS"):
+            text += f", address {ended['address_relative']}"
+        rows.append(("signal", f"{text}: {what}"))
+        if ended["handled_before"]:
+            rows.append(("fault", f"{_plural(int(ended['handled_before']), 'fault')} handled before it"))
+    elif result.faults:
         fixup = fault["fixup_symbol"] or "[red]none[/]"
-        signal_name = f" ({executor.signal_name(result.signal)})" if result.signal else ""
+        signal_name = (f" ({executor.signal_name(result.signal)}: "
+                       f"{signals.reason(result.signal, signals.si_code(result))})" if result.signal else "")
         rows.append(("fault", f"{_plural(result.faults, 'fault')} taken{signal_name}; first at pc "
                               f"{fault['pc_symbol']}, address {fault['address_relative']}, fixup -> {fixup}"))
     else:
@@ -214,7 +261,8 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
     code = report.get("code")
     if isinstance(code, dict):
         for label, rows_ in code.items():
-            title = "the first fault" if label == "fault" else "the fixup it resumed at"
+            title = {"fault": "the first fault", "fixup": "the fixup it resumed at",
+                     "signal": "where the signal ended the call"}[label]
             emit(console, f"  [bold]{title}[/] (Capstone):")
             for r in rows_:
                 mark = "[red]→[/]" if r["at"] else " "
@@ -294,10 +342,9 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     report["executor_died"] = died
     report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
     sym_for_code = routine_symbolizer(root, routine, info)
-    report["code"] = {label: [{"address": i.addr, "where": where(sym_for_code, i.addr),
-                               "insn": f"{i.mnemonic} {i.op_str}".strip(), "at": i.addr == pc}
-                              for i in code_around(root / routine.elf, routine.xlen, pc, before, 4)]
-                      for label, pc, before in (("fault", result.fault_pc, 3), ("fixup", result.fixup_pc, 0))
+    first = "signal" if report["ended_by"] else "fault"
+    report["code"] = {label: signals.code_rows(root / routine.elf, routine.xlen, sym_for_code, pc, before, 4)
+                      for label, pc, before in ((first, result.fault_pc, 3), ("fixup", result.fixup_pc, 0))
                       if pc}
     if memory is not None:
         sym = routine_symbolizer(root, routine, info)

@@ -19,8 +19,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import build, executor, files, plan, records
+from . import build, executor, files, plan, records, signals
 from .audit import Audit, audit_routine
+from .elfinfo import routine_symbolizer, where
 from .errors import CopyfuzzError
 from .executor import NewClassCase
 from .findings import FindingsLog
@@ -48,6 +49,9 @@ class RoutineSweep:
     deaths: list[str] = field(default_factory=list)  # cases that killed the executor, and how
     audit: Audit | None = None
     memcheck: bool = False
+    # Per class whose reproducer a signal ended (crash, unhandled-fault): the signal, its
+    # reason, the pc and the code around it (signals.py).
+    ended: dict[str, dict[str, object]] = field(default_factory=dict)
 
     @property
     def audit_problems(self) -> int:
@@ -114,6 +118,7 @@ class RoutineSweep:
             "notes": self.notes,
             "stopped": self.stopped or None,
             "deaths": self.deaths or None,
+            "ended_by": {c: {k: v for k, v in e.items() if k != "code"} for c, e in self.ended.items()} or None,
             "xlen": self.routine.xlen,
             "memcheck": self.memcheck,
         }
@@ -256,6 +261,7 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
         log.close()
     for r in results:
         r.audit = audits.get(r.routine.name)
+        r.ended = ending_signals(root, r)
 
     if args.json:
         report = _json_report(args, seed, results)
@@ -266,6 +272,23 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
         _print_report(args, seed, results, log)
     log.check()  # a findings file that could not be written: exit 2, after the results
     return 1 if any(r.failed for r in results) else 0
+
+
+def ending_signals(root: Path, r: RoutineSweep) -> dict[str, dict[str, object]]:
+    """For each reproducer a signal ended: what signal, why, where, and the code there."""
+    out: dict[str, dict[str, object]] = {}
+    sym = None
+    for cls, found in r.reproducers.items():
+        info = signals.ended_by(found.result)
+        if info is None:
+            continue
+        if sym is None:
+            sym = r.audit.sym if r.audit is not None else routine_symbolizer(root, r.routine, {})
+        info["where"] = where(sym, found.result.fault_pc)
+        info["summary"] = signals.summary(info, sym)
+        info["code"] = signals.routine_rows(root, r.routine, sym, found.result.fault_pc)
+        out[cls] = info
+    return out
 
 
 def _json_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep]) -> dict[str, object]:
@@ -382,6 +405,13 @@ def _print_classes(console: Console, r: RoutineSweep) -> None:
         kind = "[red]error[/]" if r.is_error(cls) else "note"
         table.add_row(f"  {cls}", kind, f"{r.counts.get(cls, 0):,}", r.spec(cls) or "-")
     emit(console, table)
+    for cls, info in r.ended.items():
+        emit(console, f"  [red]{cls}[/]: {escape(str(info['summary']))}")
+        rows = info["code"]
+        assert isinstance(rows, list)
+        for row in rows:
+            mark = "[red]→[/]" if row["at"] else " "
+            emit(console, f"    {mark} {row['address']:#x}  {escape(str(row['where'])):<28} {escape(str(row['insn']))}")
     extra = " ".join(r.routine.repro_options)
     if extra:
         emit(console, f"  repro: ./copyfuzz repro SPEC {escape(extra)}")

@@ -2,7 +2,15 @@
 
 Function symbols and the routine's plain labels (e.g. a fixup label) both count, so a
 fault PC reads as the nearest name at or before it. Assembler-local names (.L*) and
-mapping symbols ($x, $d) are not in the way: they are skipped.
+mapping symbols ($x, $d) and the linker's section bounds (__start_X, __stop_X) are not
+in the way: they are skipped. A pc no name precedes in its section reads as
+`section+0xoff` (cf_target_fixup+0x4: the routine's .fixup).
+
+A sized function (STT_FUNC, st_size > 0) that holds the pc names it, rather than a
+zero-size alias at the same address (kernel files declare SYM_FUNC_ALIAS names and
+empty SYM_FUNC_START/END blocks that fall through into the next function): a report
+reads `fallback_scalar_usercopy_sum_enabled+0x54`, where the code is. A zero-size name
+only shows where no sized function holds the pc.
 """
 
 from __future__ import annotations
@@ -21,8 +29,9 @@ from .errors import CopyfuzzError
 if TYPE_CHECKING:
     from .routines import Routine
 
-# Among names at one address, the one shown: a function over a label, global over local.
-_TYPE_RANK = {"STT_FUNC": 0, "STT_NOTYPE": 1}
+# Among names at one address, the one shown: a sized function over a zero-size one, a
+# function over a label, global over local.
+_TYPE_RANK = {"STT_FUNC": 1, "STT_NOTYPE": 2}
 _BIND_RANK = {"STB_GLOBAL": 0, "STB_WEAK": 1, "STB_LOCAL": 2}
 
 
@@ -32,7 +41,8 @@ class Symbolizer:
         # `prefer` wins among aliases at one address: the routine's declared symbol
         # rather than, say, __asm_copy_from_user at the same place.
         entries: list[tuple[int, int, str]] = []
-        self._ranges: list[tuple[int, int]] = []
+        self._ranges: list[tuple[int, int, str]] = []
+        self._sized: list[tuple[int, int, int, str]] = []  # (start, end, rank, name) of sized functions
         try:
             with path.open("rb") as f:
                 elf = ELFFile(f)
@@ -41,7 +51,8 @@ class Symbolizer:
                 for index, section in enumerate(elf.iter_sections()):
                     if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR:
                         code.add(index)
-                        self._ranges.append((section["sh_addr"], section["sh_addr"] + section["sh_size"]))
+                        self._ranges.append((section["sh_addr"], section["sh_addr"] + section["sh_size"],
+                                             section.name))
                 self.sections = {s.name: s["sh_addr"] for s in elf.iter_sections()}
                 for section in elf.iter_sections():
                     if not isinstance(section, SymbolTableSection):
@@ -51,11 +62,16 @@ class Symbolizer:
                         name = sym.name
                         if kind not in _TYPE_RANK or not name or name[0] in "$." or name.startswith(".L"):
                             continue
+                        if name.startswith(("__start_", "__stop_")):
+                            continue
                         if sym["st_shndx"] not in code:
                             continue
-                        rank = _TYPE_RANK[kind] * 3 + _BIND_RANK.get(sym["st_info"]["bind"], 2)
+                        sized = kind == "STT_FUNC" and sym["st_size"] > 0
+                        rank = (0 if sized else _TYPE_RANK[kind]) * 3 + _BIND_RANK.get(sym["st_info"]["bind"], 2)
                         if name in prefer:
                             rank = -1
+                        if sized:
+                            self._sized.append((sym["st_value"], sym["st_value"] + sym["st_size"], rank, name))
                         entries.append((sym["st_value"], rank, name))
         except (OSError, ELFError) as e:
             raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
@@ -69,18 +85,32 @@ class Symbolizer:
             self._addrs.append(addr)
             self._names.append(name)
 
-    def in_code(self, addr: int) -> bool:
+    def _section(self, addr: int) -> tuple[int, int, str] | None:
         link = addr - self.bias
-        return any(lo <= link < hi for lo, hi in self._ranges)
+        return next((r for r in self._ranges if r[0] <= link < r[1]), None)
+
+    def in_code(self, addr: int) -> bool:
+        return self._section(addr) is not None
 
     def lookup(self, addr: int) -> tuple[str, int] | None:
         link = addr - self.bias
-        if not self.in_code(addr):
+        section = self._section(addr)
+        if section is None:
             return None
+        # The innermost sized function holding the pc (latest start; among aliases of one
+        # size, the best-ranked) ...
+        holders = [(-lo, rank, name, lo) for lo, hi, rank, name in self._sized if lo <= link < hi]
+        best = min(holders)[2:] if holders else None
         i = bisect.bisect_right(self._addrs, link) - 1
-        if i < 0:
-            return None
-        return self._names[i], link - self._addrs[i]
+        if i >= 0 and self._addrs[i] >= section[0]:
+            name, at = self._names[i], self._addrs[i]
+            # ... unless a plain label inside it is nearer (a fixup label); zero-size
+            # function names at its very start are aliases and lose to it.
+            if best is None or at > best[1]:
+                best = (name, at)
+        if best is None:
+            return section[2], link - section[0]
+        return best[0], link - best[1]
 
     def describe(self, addr: int) -> str:
         """'symbol+0xoff' (or plain 'symbol' at its start), else the hex address."""

@@ -1,0 +1,138 @@
+"""End to end: shapes of code written elsewhere (tests/fixtures/outside/, our own code).
+
+- shared_body.S: the exported symbol is empty and falls through into a wrapper that
+  `call`s the copy body (an auipc + jalr pair), reads the file's own threshold
+  variable with `la` + REG_L and keeps ra on the stack; zero-size aliases stand in
+  front of the wrapper and the body. The audit must follow the call, list the
+  threshold loads as own data and the ra save as stack, and name the sized
+  functions in reports.
+- traps.S: a copy whose seeded bugs end the call with SIGILL or with SIGTRAP in its
+  .fixup section: sweep, check and repro name the signal, its reason and the code.
+Needs the cross toolchain and QEMU: a missing tool FAILS these tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, run_cli
+
+pytestmark = pytest.mark.e2e
+
+OUTSIDE = ROOT / "tests" / "fixtures" / "outside"
+SHARED = str(OUTSIDE / "shared_body.S")
+TRAPS = str(OUTSIDE / "traps.S")
+COPY = ["--symbol", "__asm_copy_to_user"]
+
+
+def audit(path: str, *args: str) -> tuple[int, dict[str, Any]]:
+    proc = run_cli("audit", path, *COPY, "--json", *args)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)["routines"][0]
+
+
+def check(tmp_path: Path, path: str, *args: str) -> tuple[int, dict[str, Any]]:
+    proc = run_cli("check", path, *COPY, "--json", "--max-len", "16", "--findings", str(tmp_path), *args)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)["routines"][0]
+
+
+def repro(spec: str, *args: str) -> tuple[int, dict[str, Any]]:
+    proc = run_cli("repro", spec, "--kind", "copy", "--json", *args)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_audit_follows_the_call_into_the_shared_body_and_classifies_every_access() -> None:
+    rc, a = audit(SHARED)
+    assert rc == 0, a["problems"]
+    s = a["summary"]
+    # 16 wrapper instructions, 11 in the body (its fixup included)
+    assert s["reachable"] == len(a["listing"]) == 27, a["listing"]
+    assert (s["loads"], s["stores"]) == (4, 2)
+    assert (s["user"], s["covered"], s["uncovered"]) == (2, 2, 0)
+    by_base = {(row["access"], row["base"]) for row in a["listing"] if row["access"]}
+    assert by_base == {("load", "data"), ("load", "stack"), ("store", "stack"), ("load", "user"), ("store", "user")}
+    assert s["data"] == 2 and s["stack"] == 2  # la + REG_L of the threshold; ra saved and restored
+    # The listing names the sized functions, not the zero-size aliases at their addresses.
+    wheres = [row["where"] for row in a["listing"]]
+    assert wheres[0] == "copy_wrapper" and "copy_body_sum_enabled" in wheres
+    assert not any(w.startswith(("__asm_copy", "__asm_copy_to_user_sum")) for w in wheres), wheres
+    call = next(row for row in a["listing"] if row["insn"].startswith("jalr ra, ra"))
+    assert call["target"] is not None and int(call["target"], 16) == int(
+        next(row for row in a["listing"] if row["where"] == "copy_body_sum_enabled")["address"], 16)
+
+
+def test_missing_entry_in_the_called_body_is_found_and_named_by_its_sized_function(tmp_path: Path) -> None:
+    define = ["-D", "CONFIG_FIXTURE_MISSING_ENTRY"]
+    rc, a = audit(SHARED, *define)
+    assert rc == 1
+    assert len(a["problems"]) == 1, a["problems"]
+    problem = a["problems"][0]
+    assert "has no table entry" in problem["problem"] and problem["where"].startswith("copy_body_sum_enabled+")
+    rc, r = check(tmp_path, SHARED, *define)
+    assert rc == 1 and "unhandled-fault" in r["findings"], r
+    assert r["audit"]["problems"] == a["problems"]
+    assert r["ended_by"]["unhandled-fault"]["where"] == problem["where"]
+    rc, rep = repro(r["reproducers"]["unhandled-fault"], *define)
+    assert rc == 1
+    assert rep["fault"]["pc_symbol"] == problem["where"] and rep["ended_by"]["signal"] == "SIGSEGV"
+    assert int(problem["address"], 16) == rep["fault"]["pc"]
+
+
+def test_a_body_the_audit_cannot_reach_is_a_problem_not_an_all_clear(tmp_path: Path) -> None:
+    define = ["-D", "CONFIG_FIXTURE_HIDDEN_BODY"]
+    rc, a = audit(SHARED, *define)
+    assert rc == 1
+    assert a["summary"]["user"] == 0 and a["summary"]["indirect"] == 1
+    assert [p["problem"].split(":")[0] for p in a["problems"]] == [
+        "no reachable load or store through the argument pointers (a0 and a1)"]
+    rc, r = check(tmp_path, SHARED, *define)
+    assert rc == 1 and r["findings"] == {}, r  # the copy itself works: the audit is what fails
+    assert len(r["audit"]["problems"]) == 1
+    text = run_cli("check", SHARED, *COPY, *define, "--max-len", "4", "--findings", str(tmp_path))
+    assert text.returncode == 1 and "1 problems" in text.stdout and "ok" not in text.stdout.split("\n")[3]
+
+
+@pytest.mark.parametrize("define, spec, signal, reason, where", [
+    ("CONFIG_FIXTURE_ILLEGAL_AT_7", "n=7,src_off=0,dst_off=0", "SIGILL", "illegal opcode", "__asm_copy_to_user+"),
+    ("CONFIG_FIXTURE_EBREAK_IN_FIXUP", "n=1,src_off=0,dst_off=0,dst_fault=0", "SIGTRAP", "breakpoint",
+     "cf_target_fixup+"),
+])
+def test_a_crash_shows_its_signal_reason_and_code(tmp_path: Path, define: str, spec: str, signal: str,
+                                                  reason: str, where: str) -> None:
+    rc, r = check(tmp_path, TRAPS, "-D", define)
+    assert rc == 1 and "crash" in r["findings"], r
+    ended = r["ended_by"]["crash"]
+    assert (ended["signal"], ended["reason"]) == (signal, reason), ended
+    assert ended["where"].startswith(where)
+    if signal == "SIGILL":  # the summary's text, once
+        text = run_cli("check", TRAPS, *COPY, "-D", define, "--max-len", "8", "--findings", str(tmp_path))
+        assert f"crash: {signal} ({reason}) at pc {ended['where']}" in text.stdout, text.stdout
+        assert "→" in text.stdout  # the disassembly, with the pc marked
+
+    rc, rep = repro(f"{TRAPS}:__asm_copy_to_user:{spec}", "-D", define)
+    assert rc == 1 and rep["errors"] == ["crash"]
+    assert rep["ended_by"]["signal"] == signal and rep["ended_by"]["reason"] == reason
+    assert rep["ended_by"]["pc_symbol"] == ended["where"]
+    marked = [row for row in rep["code"]["signal"] if row["at"]]
+    assert len(marked) == 1 and marked[0]["address"] == rep["fault"]["pc"]
+    assert marked[0]["insn"] == ("(undecoded) ffffffff" if signal == "SIGILL" else "c.ebreak")
+    if signal == "SIGTRAP":
+        assert rep["ended_by"]["handled_before"] == 1  # the SIGSEGV whose fixup led there
+    text = run_cli("repro", f"{TRAPS}:__asm_copy_to_user:{spec}", "-D", define, "--kind", "copy")
+    assert f"{signal} ({reason}) at pc {ended['where']}" in text.stdout, text.stdout
+
+
+def test_repro_says_stored_but_not_reported_for_a_byte_past_the_reported_count() -> None:
+    spec = "riscv/mutants/no-progress-partial-word:n=192,dst_off=4000,dst_fault=96"
+    proc = run_cli("repro", spec, "--profile", "linux", "--json")
+    data = json.loads(proc.stdout)["data"]
+    assert data["first_is"] == "stored-but-not-reported" and data["first_offset"] >= 64
+    text = run_cli("repro", spec, "--profile", "linux").stdout
+    assert "stored but not reported: dst+64 now holds" in text and "expected 0x" not in text, text
+    wrong = run_cli("repro", "riscv/mutants/wrong-shift:n=16,src_off=0,dst_off=5").stdout
+    assert "wrong byte: dst+8 should be the source byte" in wrong, wrong
