@@ -30,6 +30,7 @@ from elftools.elf.sections import SymbolTableSection
 
 from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
+from .records import RETURNS_DST
 
 if TYPE_CHECKING:
     from .routines import Routine
@@ -267,7 +268,7 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
         reach |= _walk(code, more)
     listing = [code[a] for a in sorted(reach)]
 
-    if kind != "memcpy":
+    if kind not in RETURNS_DST:  # memcpy, memset, memmove have no fixups by contract
         if not entries_list:
             problems.append(Problem(entry_addr, "the routine has no exception table: every fault is unhandled"))
         for insn in listing:

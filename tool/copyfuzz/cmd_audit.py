@@ -16,6 +16,7 @@ from . import build
 from .audit import Audit, audit_routine
 from .checkfile import explain_build_failure
 from .errors import CopyfuzzError
+from .records import RETURNS_DST
 from .selection import bundled_routines, file_routines, is_file_target
 from .ui import emit, stdout_console
 
@@ -39,7 +40,7 @@ def print_audit(a: Audit, listing: bool = True) -> None:
             elif i.access and i.base == "sp":
                 mark = "stack"
             elif i.access:
-                mark = "[dim]" + i.access + "[/]" if a.kind == "memcpy" else "[bold red]✗ no entry[/]"
+                mark = "[dim]" + i.access + "[/]" if a.kind in RETURNS_DST else "[bold red]✗ no entry[/]"
             table.add_row(f"{i.addr:#x}", escape(a.sym.describe(i.addr)), i.raw.hex(),
                           escape(f"{i.mnemonic} {i.op_str}".strip()), mark, escape(fixup))
         emit(console, table)
