@@ -34,7 +34,9 @@ PROFILES = ("linux", "exact")
 # whether it returns dst (no fixups, every fault unhandled) or N, the bytes not done.
 HAS_SRC = ("copy", "memcpy")
 RETURNS_DST = ("memcpy", "memset", "memmove")
-# The C signature each kind is called with.
+# The arguments each kind is called with, and its C signature.
+KIND_ARGS = {"copy": ("dst", "src", "n"), "clear": ("dst", "n"), "memcpy": ("dst", "src", "n"),
+             "memset": ("dst", "c", "n"), "memmove": ("dst", "src", "n")}
 SIGNATURES = {
     "copy": "unsigned long f(void *dst, const void *src, unsigned long n)",
     "clear": "unsigned long f(void *dst, unsigned long n)",

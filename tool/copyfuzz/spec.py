@@ -33,7 +33,7 @@ class SpecError(CopyfuzzError):
 @dataclass(frozen=True)
 class Spec:
     routine: str
-    kind: str  # copy | clear | memcpy: decides whether src_* exist
+    kind: str  # one of records.KINDS: decides which keys exist (src_*, fill, disp)
     n: int
     src_off: int = 0
     src_fault: int | None = None  # bytes from src to its first inaccessible byte
