@@ -130,7 +130,7 @@ for r in "${routines[@]}"; do
 	src=$REPO/arch/$r.S
 	kind=$(meta "$src" kind)
 	profile=$(meta "$src" profile)
-	[[ $kind == copy || $kind == clear || $kind == memcpy ]] || die "$src: kind '$kind' (copy|clear|memcpy)"
+	[[ $kind =~ ^(copy|clear|memcpy|memset|memmove)$ ]] || die "$src: kind '$kind' (copy|clear|memcpy|memset|memmove)"
 	name=$(target_name "$r")
 	driver_cc "$REPO/fuzz/driver_config.c" "$B/$name.config.o" -DCF_BUNDLE_ROUTINE="\"$r\"" \
 		-DCF_BUNDLE_KIND="\"$kind\"" -DCF_BUNDLE_PROFILE="\"${profile:-linux}\""

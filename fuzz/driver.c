@@ -32,8 +32,12 @@
  *          short lengths are as likely as long ones; n <= COPYFUZZ_MAX_LEN
  *   [4..5] src page offset (mod 4096), [6..7] dst page offset
  *   [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
- * memcpy routines only get faults at or past the end (any fault inside is a
- * bug by definition); clear routines have no source side.
+ *   [10..13] v (little-endian): memset's fill (the int argument, all 32 bits);
+ *          memmove's displacement dst - src = v mod (2*max+1) - max, max =
+ *          cf_memmove_max_disp(n) (n + 16 for short copies)
+ * memcpy, memset and memmove routines only get faults at or past the end (any
+ * fault inside is a bug by definition; memmove: past both buffers, which share
+ * one mapping); clear, memset and memmove have no source side of their own.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -44,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "driver.h"
 #include "ref.h"
 
@@ -80,6 +85,7 @@ static uint64_t byte_at(const uint8_t *d, size_t size, size_t i)
 	return i < size ? d[i] : 0;
 }
 
+/* n: the side's length (memmove: how far above dst both buffers end). */
 static void decode_side(unsigned mode, uint64_t k, uint64_t n, uint32_t off, int memcpy_kind,
 			uint64_t *fault)
 {
@@ -111,10 +117,19 @@ static void decode(const uint8_t *d, size_t size, struct cf_case *c)
 	c->n = (bits ? raw & ((1ull << bits) - 1) : 0) % (cf_cfg.max_len + 1);
 	c->src_off = (uint32_t)((byte_at(d, size, 4) | byte_at(d, size, 5) << 8) % CF_PAGE_SIZE);
 	c->dst_off = (uint32_t)((byte_at(d, size, 6) | byte_at(d, size, 7) << 8) % CF_PAGE_SIZE);
-	int mc = cf_cfg.kind == CF_KIND_MEMCPY;
+	uint64_t v = byte_at(d, size, 10) | byte_at(d, size, 11) << 8 | byte_at(d, size, 12) << 16 |
+		     byte_at(d, size, 13) << 24;
+	if (cf_cfg.kind == CF_KIND_MEMSET) {
+		c->fill = (uint32_t)v;
+	} else if (cf_cfg.kind == CF_KIND_MEMMOVE) {
+		uint64_t max = cf_memmove_max_disp(c->n);
+		c->disp = (int32_t)((int64_t)(v % (2 * max + 1)) - (int64_t)max);
+	}
+	int mc = cf_kind_returns_dst(cf_cfg.kind);
 	decode_side(sides & 3, byte_at(d, size, 8), c->n, c->src_off, mc, &c->src_fault);
-	decode_side((sides >> 2) & 3, byte_at(d, size, 9), c->n, c->dst_off, mc, &c->dst_fault);
-	if (cf_cfg.kind == CF_KIND_CLEAR) {
+	decode_side((sides >> 2) & 3, byte_at(d, size, 9), cf_memmove_top(c->n, c->disp),
+		    c->dst_off, mc, &c->dst_fault);
+	if (!cf_kind_has_src(cf_cfg.kind)) {
 		c->src_off = 0;
 		c->src_fault = CF_NO_FAULT;
 	}
@@ -123,7 +138,11 @@ static void decode(const uint8_t *d, size_t size, struct cf_case *c)
 static void print_spec(FILE *f, const struct cf_case *c)
 {
 	fprintf(f, "n=%llu", (unsigned long long)c->n);
-	if (c->kind != CF_KIND_CLEAR) {
+	if (c->kind == CF_KIND_MEMSET)
+		fprintf(f, ",fill=0x%x", (unsigned)c->fill);
+	if (c->kind == CF_KIND_MEMMOVE)
+		fprintf(f, ",disp=%d", (int)c->disp);
+	if (cf_kind_has_src(c->kind)) {
 		fprintf(f, ",src_off=%u", c->src_off);
 		if (c->src_fault != CF_NO_FAULT)
 			fprintf(f, ",src_fault=%llu", (unsigned long long)c->src_fault);
@@ -258,7 +277,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.dst = cf_oshm->after - cf_oshm->lo;
 	o.before = cf_oshm->before - cf_oshm->lo;
 	o.src = cf_oshm->src;
-	if (c.kind == CF_KIND_MEMCPY && o.ret == cf_oshm->dst_addr)
+	if (cf_kind_returns_dst(c.kind) && o.ret == cf_oshm->dst_addr)
 		o.ret = (uint64_t)(uintptr_t)o.dst; /* "returns dst", in this address space */
 	struct cf_result mine = {0};
 	cf_oracle(&c, &o, &mine);

@@ -122,9 +122,11 @@ void cf_config_load(const char *argv0)
 		cf_die("set COPYFUZZ_EXECUTOR to a routine's executor "
 		       "(build/riscv64/<routine>.elf)");
 	const char *kind = cf_cfg.kind_name;
-	cf_cfg.kind = !strcmp(kind, "clear")    ? CF_KIND_CLEAR
-		      : !strcmp(kind, "memcpy") ? CF_KIND_MEMCPY
-						: CF_KIND_COPY;
+	cf_cfg.kind = !strcmp(kind, "clear")     ? CF_KIND_CLEAR
+		      : !strcmp(kind, "memcpy")  ? CF_KIND_MEMCPY
+		      : !strcmp(kind, "memset")  ? CF_KIND_MEMSET
+		      : !strcmp(kind, "memmove") ? CF_KIND_MEMMOVE
+						 : CF_KIND_COPY;
 	cf_cfg.profile =
 		!strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);

@@ -180,7 +180,14 @@ def test_strategies_shrink_towards_small_n_offset_0_and_no_fault(kind: str) -> N
     at_end = find(cases, lambda c: c.n >= 100 and c.dst_fault == c.n, settings=quick)
     assert (at_end.n, at_end.dst_off, at_end.dst_fault) == (100, 4096 - 100, 100)
     assert at_end.src_off == 0 and at_end.src_fault == records.NO_FAULT
-    if kind != "memcpy":
+    assert at_end.fill == at_end.disp == 0
+    if kind == "memmove":  # a displacement that makes dst the higher buffer shrinks to 1
+        up = find(cases, lambda c: c.disp > 0, settings=quick)
+        assert (up.n, up.disp) == (0, 1)
+    if kind == "memset":  # a fill with the high bit of its low byte set
+        high = find(cases, lambda c: c.fill & 0x80, settings=quick)
+        assert high.fill in (0x81, 0xA5, 0xFF)
+    if kind not in records.RETURNS_DST:
         # A fault inside the buffer: the smallest is n = 2 with the boundary after byte 0.
         inside = find(cases, lambda c: 0 < c.dst_fault < c.n, settings=quick)
         assert (inside.n, inside.dst_off, inside.dst_fault) == (2, 4095, 1)

@@ -6,11 +6,16 @@ bool cf_fault_reachable(uint32_t off, uint64_t fault)
 	return fault == CF_NO_FAULT || fault == 0 || (off + fault) % CF_PAGE_SIZE == 0;
 }
 
+static uint64_t abs_disp(int32_t disp)
+{
+	return disp < 0 ? (uint64_t)(-(int64_t)disp) : (uint64_t)disp;
+}
+
 enum cf_case_error cf_case_check(const struct cf_case *c)
 {
 	if (c->magic != CF_CASE_MAGIC)
 		return CF_CASE_BAD_MAGIC;
-	if (c->kind > CF_KIND_MEMCPY)
+	if (c->kind >= CF_NUM_KINDS)
 		return CF_CASE_BAD_KIND;
 	if (c->profile > CF_PROFILE_EXACT)
 		return CF_CASE_BAD_PROFILE;
@@ -19,13 +24,23 @@ enum cf_case_error cf_case_check(const struct cf_case *c)
 	if (c->src_off >= CF_PAGE_SIZE || c->dst_off >= CF_PAGE_SIZE)
 		return CF_CASE_BAD_OFFSET;
 	/* A fault far past the end is the same as none; keep positions bounded. */
-	if (c->kind != CF_KIND_CLEAR &&
+	if (cf_kind_has_src(c->kind) &&
 	    (!cf_fault_reachable(c->src_off, c->src_fault) ||
 	     (c->src_fault != CF_NO_FAULT && c->src_fault > CF_MAX_FAULT)))
 		return CF_CASE_SRC_UNREACHABLE;
 	if (!cf_fault_reachable(c->dst_off, c->dst_fault) ||
 	    (c->dst_fault != CF_NO_FAULT && c->dst_fault > CF_MAX_FAULT))
 		return CF_CASE_DST_UNREACHABLE;
+	if (c->fill != 0 && c->kind != CF_KIND_MEMSET)
+		return CF_CASE_BAD_FILL;
+	if (c->disp != 0 && c->kind != CF_KIND_MEMMOVE)
+		return CF_CASE_BAD_DISP;
+	/* memmove: both buffers inside the one arena, src no further below the guard
+	 * than a fault position may be. */
+	if (c->kind == CF_KIND_MEMMOVE && (abs_disp(c->disp) > cf_memmove_max_disp(c->n) ||
+					   (c->dst_fault != CF_NO_FAULT && c->disp > 0 &&
+					    c->dst_fault + (uint64_t)c->disp > CF_MAX_FAULT)))
+		return CF_CASE_BAD_DISP;
 	return CF_CASE_OK;
 }
 
@@ -55,7 +70,7 @@ static uint64_t first_position(uint32_t m, uint32_t period)
 uint32_t cf_fault_count(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m)
 {
 	uint32_t period = 2 * cfg->szreg;
-	if (cfg->kind == CF_KIND_MEMCPY)
+	if (cf_kind_returns_dst(cfg->kind))
 		return 2; /* none, and the guard right past the end */
 	/* none, 0, then f in (0, n + period) */
 	return 2 + (uint32_t)aligned_positions_below(n + period, m, period);
@@ -68,17 +83,18 @@ static uint32_t off_for(uint64_t fault, uint32_t m)
 	return (uint32_t)((CF_PAGE_SIZE - fault % CF_PAGE_SIZE) % CF_PAGE_SIZE);
 }
 
-void cf_fault_at(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m, uint32_t idx,
+void cf_fault_at(const struct cf_sweep_cfg *cfg, uint32_t m, uint32_t idx, uint64_t top,
 		 uint64_t *fault, uint32_t *off)
 {
 	uint32_t period = 2 * cfg->szreg;
 	uint64_t f;
 	if (idx == 0) {
 		f = CF_NO_FAULT;
-	} else if (cfg->kind == CF_KIND_MEMCPY) {
-		/* The first reachable position at or past n: no access may fault. */
+	} else if (cf_kind_returns_dst(cfg->kind)) {
+		/* The first reachable position at or past the end (memmove: of both
+		 * buffers): no access may fault. */
 		uint64_t r = (period - m % period) % period;
-		f = n == 0 ? 0 : n + (r + period - n % period) % period;
+		f = top == 0 ? 0 : top + (r + period - top % period) % period;
 	} else if (idx == 1) {
 		f = 0;
 	} else {
@@ -95,7 +111,35 @@ static uint32_t misalignments(const struct cf_sweep_cfg *cfg)
 
 static bool has_src(const struct cf_sweep_cfg *cfg)
 {
-	return cfg->kind != CF_KIND_CLEAR;
+	return cf_kind_has_src(cfg->kind);
+}
+
+/* The fill values every memset sweep runs (memset stores only the low byte of its
+ * int argument): zero, all ones, the high bit set, bits above the low byte set (low
+ * byte with the high bit clear), and a negative int (sign-extended in the register). */
+static const uint32_t memset_fills[] = {0x00, 0xff, 0xa5, 0x1234565a, 0xffffff81};
+#define MEMSET_FILLS (sizeof(memset_fills) / sizeof(memset_fills[0]))
+
+uint32_t cf_memset_fill_at(uint32_t idx)
+{
+	return memset_fills[idx % MEMSET_FILLS];
+}
+
+uint64_t cf_variant_count(const struct cf_sweep_cfg *cfg, uint64_t n)
+{
+	if (cfg->kind == CF_KIND_MEMSET)
+		return MEMSET_FILLS;
+	if (cfg->kind == CF_KIND_MEMMOVE)
+		return 2 * cf_memmove_max_disp(n) + 1; /* -max .. +max */
+	return 1;
+}
+
+static void variant_at(const struct cf_sweep_cfg *cfg, uint64_t n, uint64_t idx, struct cf_case *c)
+{
+	if (cfg->kind == CF_KIND_MEMSET)
+		c->fill = cf_memset_fill_at((uint32_t)idx);
+	else if (cfg->kind == CF_KIND_MEMMOVE)
+		c->disp = (int32_t)((int64_t)idx - (int64_t)cf_memmove_max_disp(n));
 }
 
 static uint64_t cases_for_len(const struct cf_sweep_cfg *cfg, uint64_t n)
@@ -106,7 +150,7 @@ static uint64_t cases_for_len(const struct cf_sweep_cfg *cfg, uint64_t n)
 		dst += cf_fault_count(cfg, n, m);
 		src += cf_fault_count(cfg, n, m);
 	}
-	return has_src(cfg) ? src * dst : dst;
+	return (has_src(cfg) ? src * dst : dst) * cf_variant_count(cfg, n);
 }
 
 static uint64_t exhaustive_total(const struct cf_sweep_cfg *cfg)
@@ -154,6 +198,7 @@ void cf_sweep_begin(struct cf_sweep_iter *it, const struct cf_sweep_cfg *cfg, ui
 	it->n = cfg->min_len;
 	it->sm = it->dm = 0;
 	it->si = it->di = 0;
+	it->vi = 0;
 	it->exhaustive_done = cfg->min_len > cfg->max_len;
 	it->random_done = 0;
 }
@@ -164,7 +209,7 @@ void cf_sweep_seek(struct cf_sweep_iter *it, uint64_t id)
 {
 	while (it->next_id < id && !it->exhaustive_done) {
 		/* At the start of a length: skip it whole if it ends before id. */
-		if (!it->sm && !it->dm && !it->si && !it->di) {
+		if (!it->sm && !it->dm && !it->si && !it->di && !it->vi) {
 			uint64_t len_cases = cases_for_len(&it->cfg, it->n);
 			if (id - it->next_id >= len_cases) {
 				it->next_id += len_cases;
@@ -192,11 +237,15 @@ bool cf_sweep_case_at(const struct cf_sweep_cfg *cfg, uint64_t id, struct cf_cas
 	return it.next_id == id && cf_sweep_next(&it, c);
 }
 
-/* Step the exhaustive odometer: dst fault, src fault, dst mis, src mis, n. */
+/* Step the exhaustive odometer: variant (fill, disp), dst fault, src fault, dst mis,
+ * src mis, n. */
 static void advance(struct cf_sweep_iter *it)
 {
 	const struct cf_sweep_cfg *cfg = &it->cfg;
 	uint32_t mis = misalignments(cfg);
+	if (++it->vi < cf_variant_count(cfg, it->n))
+		return;
+	it->vi = 0;
 	if (++it->di < cf_fault_count(cfg, it->n, it->dm))
 		return;
 	it->di = 0;
@@ -217,9 +266,11 @@ static void exhaustive_case(const struct cf_sweep_iter *it, struct cf_case *c)
 {
 	const struct cf_sweep_cfg *cfg = &it->cfg;
 	c->n = it->n;
-	cf_fault_at(cfg, it->n, it->dm, it->di, &c->dst_fault, &c->dst_off);
+	variant_at(cfg, it->n, it->vi, c);
+	cf_fault_at(cfg, it->dm, it->di, cf_memmove_top(it->n, c->disp), &c->dst_fault,
+		    &c->dst_off);
 	if (has_src(cfg)) {
-		cf_fault_at(cfg, it->n, it->sm, it->si, &c->src_fault, &c->src_off);
+		cf_fault_at(cfg, it->sm, it->si, it->n, &c->src_fault, &c->src_off);
 	} else {
 		c->src_fault = CF_NO_FAULT;
 		c->src_off = 0;
@@ -276,12 +327,13 @@ static uint64_t log_uniform_len(uint64_t seed, uint64_t i, uint64_t max)
 	return n > max ? max : n;
 }
 
-/* A fault position for a side of n bytes at offset off: some page boundary. */
+/* A fault position for a side of n bytes at offset off: some page boundary
+ * (memcpy, memset: n is the buffer's length; memmove: how far above dst both end). */
 static uint64_t random_fault(const struct cf_sweep_cfg *cfg, uint64_t seed, uint64_t i, uint64_t k,
 			     uint64_t n, uint32_t off)
 {
 	uint64_t pages = (off + n + CF_PAGE_SIZE - 1) / CF_PAGE_SIZE;
-	if (cfg->kind == CF_KIND_MEMCPY) /* only just past the buffer */
+	if (cf_kind_returns_dst(cfg->kind)) /* only just past the buffer */
 		return pages * CF_PAGE_SIZE > off ? pages * CF_PAGE_SIZE - off : 0;
 	uint64_t b = rnd(seed, i, k) % (pages + 1);
 	return b == 0 ? 0 : b * CF_PAGE_SIZE - off;
@@ -300,8 +352,15 @@ void cf_random_case(const struct cf_sweep_cfg *cfg, uint64_t i, struct cf_case *
 	uint32_t sides = (uint32_t)(rnd(seed, i, 5) % 4); /* bit 0 src, bit 1 dst */
 	if (!has_src(cfg))
 		sides &= 2;
+	if (cfg->kind == CF_KIND_MEMSET) {
+		c->fill = (uint32_t)rnd(seed, i, 8);
+	} else if (cfg->kind == CF_KIND_MEMMOVE) {
+		uint64_t most = cf_memmove_max_disp(c->n);
+		c->disp = (int32_t)((int64_t)(rnd(seed, i, 8) % (2 * most + 1)) - (int64_t)most);
+	}
+	uint64_t top = cf_memmove_top(c->n, c->disp);
 	c->src_fault = (sides & 1) ? random_fault(cfg, seed, i, 6, c->n, c->src_off) : CF_NO_FAULT;
-	c->dst_fault = (sides & 2) ? random_fault(cfg, seed, i, 7, c->n, c->dst_off) : CF_NO_FAULT;
+	c->dst_fault = (sides & 2) ? random_fault(cfg, seed, i, 7, top, c->dst_off) : CF_NO_FAULT;
 	if (!has_src(cfg))
 		c->src_off = 0;
 }

@@ -48,6 +48,7 @@ struct cf_sweep_iter {
 	uint64_t n;
 	uint32_t sm, dm;
 	uint32_t si, di; /* index into the per-side fault lists */
+	uint64_t vi; /* variant: memset's fill, memmove's displacement */
 	bool exhaustive_done;
 	uint64_t random_done;
 };
@@ -73,12 +74,24 @@ bool cf_sweep_case_at(const struct cf_sweep_cfg *cfg, uint64_t id, struct cf_cas
  * (index 0 is "no fault"). For copy and clear: no fault, then every
  * position below n + 2*szreg that a page boundary can produce at that
  * misalignment (0 always can: the buffer's own page is inaccessible).
- * For memcpy only positions at or past n: no fault is ever allowed.
+ * For memcpy, memset and memmove one more: the first position at or past
+ * top (the buffer's end; memmove: where the higher of both buffers ends,
+ * cf_memmove_top): no fault is ever allowed.
  */
 uint32_t cf_fault_count(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m);
 /* Position idx (< cf_fault_count) of that list, and the side's page offset. */
-void cf_fault_at(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m, uint32_t idx,
+void cf_fault_at(const struct cf_sweep_cfg *cfg, uint32_t m, uint32_t idx, uint64_t top,
 		 uint64_t *fault, uint32_t *off);
+
+/*
+ * Variants: the exhaustive sweep's innermost dimension. memset runs each length
+ * and placement with every fill value class (cf_memset_fill_at), memmove with
+ * every displacement dst - src from -max to +max (max = cf_memmove_max_disp(n)
+ * in records.h, n + 16 for short copies): both copy directions, every overlap and exact
+ * overlap (0). Other kinds have one variant.
+ */
+uint64_t cf_variant_count(const struct cf_sweep_cfg *cfg, uint64_t n);
+uint32_t cf_memset_fill_at(uint32_t idx);
 
 /* Random case number i of a seeded phase (counter-based: any order, any shard). */
 void cf_random_case(const struct cf_sweep_cfg *cfg, uint64_t i, struct cf_case *c);

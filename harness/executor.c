@@ -186,6 +186,24 @@ static enum cf_outcome outcome_of(uintptr_t status)
 	}
 }
 
+/*
+ * memmove: both buffers in the destination arena, src = dst - disp. Without a fault
+ * the lower one starts a page clear of the window's start (the arena leaves room for
+ * n + |disp| <= CF_MAX_LEN); with one, dst sits as cf_place puts it and the guard
+ * bounds both (cf_case_check keeps src inside the arena).
+ */
+static void place_memmove(const struct cf_case *c, uint8_t **dst, uint8_t **src)
+{
+	if (c->dst_fault == CF_NO_FAULT && c->disp > 0) {
+		uint32_t src_off = (uint32_t)((c->dst_off - (uint32_t)c->disp) % CF_PAGE_SIZE);
+		*src = cf_place_clear_of_guards(&dst_arena, src_off);
+		*dst = *src + c->disp;
+	} else {
+		*dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
+		*src = *dst - c->disp;
+	}
+}
+
 /* --bare: place, call, nothing else (the benchmark's baseline for checking cost). */
 static int bare;
 
@@ -202,9 +220,14 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	}
 	r->type = CF_RESULT_CASE;
 
-	uint8_t *dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
-	uint8_t *src =
-		c->kind == CF_KIND_CLEAR ? 0 : cf_place(&src_arena, c->src_off, c->src_fault);
+	uint8_t *dst, *src = 0;
+	if (c->kind == CF_KIND_MEMMOVE) {
+		place_memmove(c, &dst, &src);
+	} else {
+		dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
+		if (cf_kind_has_src(c->kind))
+			src = cf_place(&src_arena, c->src_off, c->src_fault);
+	}
 	const uint8_t *before = dst_before + (dst - dst_arena.acc);
 
 	call.fn = (uintptr_t)cf_target.entry;
@@ -212,6 +235,10 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	if (c->kind == CF_KIND_CLEAR) {
 		call.args[1] = (uintptr_t)c->n;
 		call.args[2] = 0;
+	} else if (c->kind == CF_KIND_MEMSET) {
+		/* int c, as the calling convention passes it: sign-extended to a register */
+		call.args[1] = (uintptr_t)(intptr_t)(int32_t)c->fill;
+		call.args[2] = (uintptr_t)c->n;
 	} else {
 		call.args[1] = (uintptr_t)src;
 		call.args[2] = (uintptr_t)c->n;
@@ -261,6 +288,17 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	uint64_t readable = cf_arena_readable(&dst_arena, dst);
 	o.lo = dst <= dst_arena.acc_end ? -(int64_t)CF_CANARY_LEN : 0;
 	o.hi = (int64_t)(c->n + CF_CANARY_LEN < readable ? c->n + CF_CANARY_LEN : readable);
+	if (c->kind == CF_KIND_MEMMOVE && dst <= dst_arena.acc_end) {
+		/* Both buffers and canaries around them: the source may change only where
+		 * it is the destination. Its bytes as they were come from the image. */
+		o.src = dst_before + (src - dst_arena.acc);
+		uint64_t top = cf_memmove_top(c->n, c->disp);
+		int64_t below = c->disp > 0 ? c->disp : 0;
+		o.lo = -below - (int64_t)CF_CANARY_LEN;
+		o.hi = (int64_t)(top + CF_CANARY_LEN < readable ? top + CF_CANARY_LEN : readable);
+	} else if (c->kind == CF_KIND_MEMMOVE) {
+		o.src = dst_before + (src - dst_arena.acc); /* A = 0: never read */
+	}
 	cf_oracle(c, &o, r);
 	if (observe)
 		publish(c, &o, dst);
@@ -291,7 +329,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 
 static void mode_info(void)
 {
-	static const char *kinds[] = {"copy", "clear", "memcpy"};
+	static const char *kinds[] = {"copy", "clear", "memcpy", "memset", "memmove"};
 	static const char *formats[] = {"none", "abs", "rel"};
 	cf_out_str("name=");
 	cf_out_str(cf_target.name);

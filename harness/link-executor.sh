@@ -59,8 +59,8 @@ shift 6
 set -f # the toolchain variables are split into words, never globbed
 
 case $kind in
-copy | clear | memcpy) ;;
-*) echo "$src: kind '$kind' is not copy, clear or memcpy" >&2; exit 2 ;;
+copy | clear | memcpy | memset | memmove) ;;
+*) echo "$src: kind '$kind' is not copy, clear, memcpy, memset or memmove" >&2; exit 2 ;;
 esac
 # The symbol is C code in harness/target.c (its declaration): an identifier only.
 case $symbol in

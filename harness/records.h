@@ -28,6 +28,9 @@
 #define CF_MAX_LEN (1u << 20)
 /* Fault positions past this are refused (far past the end is the same as none). */
 #define CF_MAX_FAULT (CF_MAX_LEN + CF_PAGE_SIZE)
+/* memmove: |disp| <= n + CF_MEMMOVE_SLACK (and n + |disp| <= CF_MAX_LEN): past that
+ * the buffers are apart and further displacement changes nothing. */
+#define CF_MEMMOVE_SLACK 16u
 /* Canary bytes checked on each side of the destination window. */
 #define CF_CANARY_LEN 64u
 /* A side whose fault field holds this never faults within the case. */
@@ -37,7 +40,21 @@ enum cf_kind {
 	CF_KIND_COPY = 0, /* N = f(dst, src, n): bytes not copied; either side faults */
 	CF_KIND_CLEAR = 1, /* N = f(dst, n): bytes not cleared */
 	CF_KIND_MEMCPY = 2, /* returns dst; no fixups: every fault is unhandled */
+	CF_KIND_MEMSET = 3, /* memset(dst, fill, n): returns dst; no fixups; no source */
+	CF_KIND_MEMMOVE = 4, /* memmove(dst, src, n): returns dst; no fixups; src = dst - disp,
+			      * both in one mapping (they may overlap) */
 };
+#define CF_NUM_KINDS 5
+
+/* What a kind's record and contract have (tool/copyfuzz/records.py mirrors these). */
+static inline int cf_kind_has_src(unsigned kind) /* a source side of its own in the record */
+{
+	return kind == CF_KIND_COPY || kind == CF_KIND_MEMCPY;
+}
+static inline int cf_kind_returns_dst(unsigned kind) /* else: N, the bytes not done */
+{
+	return kind == CF_KIND_MEMCPY || kind == CF_KIND_MEMSET || kind == CF_KIND_MEMMOVE;
+}
 
 enum cf_profile {
 	CF_PROFILE_LINUX = 0, /* raw_copy_{to,from}_user contract: imprecise allowed */
@@ -94,16 +111,32 @@ enum cf_class { CF_CLASSES(CF_X_BIT) };
 	X(uint16_t, profile, , "enum cf_profile")                                                 \
 	X(uint64_t, id, , "echoed in the result; the sweep's case index")                         \
 	X(uint64_t, n, , "bytes to copy or clear, <= CF_MAX_LEN")                                 \
-	X(uint32_t, src_off, , "page offset of src (ignored for clear)")                          \
+	X(uint32_t, src_off, , "page offset of src (ignored for clear, memset, memmove)")         \
 	X(uint32_t, dst_off, , "page offset of dst")                                              \
 	X(uint64_t, src_fault, , "bytes from src to its first inaccessible byte, or CF_NO_FAULT") \
-	X(uint64_t, dst_fault, , "likewise for dst")                                              \
-	X(uint64_t, reserved, , "zero")                                                           \
+	X(uint64_t, dst_fault, , "likewise for dst (memmove: for the one mapping)")               \
+	X(uint32_t, fill, , "memset: the int c argument as passed (zero for other kinds)")        \
+	X(int32_t, disp, , "memmove: dst - src, in one mapping (zero for other kinds)")           \
 	X(uint64_t, seal, , "in the sweep's stream: cf_seal(); ignored in cases sent to serve")
 
 struct cf_case {
 	CF_CASE_FIELDS(CF_X_FIELD)
 };
+
+/* memmove: the widest displacement for n (|disp| <= n + slack, n + |disp| <= CF_MAX_LEN). */
+static inline uint64_t cf_memmove_max_disp(uint64_t n)
+{
+	if (n >= CF_MAX_LEN)
+		return 0;
+	uint64_t d = n + CF_MEMMOVE_SLACK;
+	return d < CF_MAX_LEN - n ? d : CF_MAX_LEN - n;
+}
+
+/* memmove: how far above dst the two buffers end (n, or n - disp when src is higher). */
+static inline uint64_t cf_memmove_top(uint64_t n, int32_t disp)
+{
+	return disp < 0 ? n + (uint64_t)(-(int64_t)disp) : n;
+}
 
 /*
  * A fault position is page-granular: a side with off + fault not a multiple
@@ -141,6 +174,8 @@ enum cf_case_error {
 	CF_CASE_SRC_UNREACHABLE, /* src fault position no page boundary can produce */
 	CF_CASE_DST_UNREACHABLE,
 	CF_CASE_KIND_MISMATCH, /* case kind differs from the executor's routine */
+	CF_CASE_BAD_FILL, /* fill given to a kind other than memset */
+	CF_CASE_BAD_DISP, /* disp given to a kind other than memmove, or out of range */
 };
 
 /* Why a sweep ended: the DONE record's aux. */

@@ -12,16 +12,28 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 uint64_t cf_ref_accessible(const struct cf_case *c)
 {
 	uint64_t a = c->n;
-	if (c->kind != CF_KIND_CLEAR && c->src_fault != CF_NO_FAULT)
+	if (cf_kind_has_src(c->kind) && c->src_fault != CF_NO_FAULT)
 		a = min_u64(a, c->src_fault);
 	if (c->dst_fault != CF_NO_FAULT)
 		a = min_u64(a, c->dst_fault);
+	/* memmove: src = dst - disp in the same mapping, so with disp < 0 it is -disp
+	 * bytes nearer to the guard than dst (disp > 0: further, dst decides). */
+	if (c->kind == CF_KIND_MEMMOVE && c->dst_fault != CF_NO_FAULT && c->disp < 0) {
+		uint64_t up = (uint64_t)(-(int64_t)c->disp);
+		a = c->dst_fault > up ? min_u64(a, c->dst_fault - up) : 0;
+	}
 	return a;
 }
 
+/* What byte i of the destination must become: clear stores zero, memset the low byte of
+ * its int argument, the others the source byte (memmove: as it was before the call). */
 static uint8_t source_byte(const struct cf_case *c, const uint8_t *src, int64_t i)
 {
-	return c->kind == CF_KIND_CLEAR ? 0 : src[i];
+	if (c->kind == CF_KIND_CLEAR)
+		return 0;
+	if (c->kind == CF_KIND_MEMSET)
+		return (uint8_t)c->fill;
+	return src[i];
 }
 
 void cf_ref_expect(const struct cf_case *c, const uint8_t *src, const uint8_t *before, int64_t lo,
@@ -126,7 +138,7 @@ void cf_oracle(const struct cf_case *c, const struct cf_observed *o, struct cf_r
 	bool claim = false;
 	uint64_t claimed = 0;
 	if (o->outcome == CF_OUT_RETURNED) {
-		if (c->kind == CF_KIND_MEMCPY) {
+		if (cf_kind_returns_dst(c->kind)) {
 			if (o->ret != (uint64_t)(uintptr_t)o->dst)
 				cls |= CF_BAD_RETURN;
 			claim = true;

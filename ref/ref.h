@@ -15,7 +15,8 @@
 
 #include "records.h"
 
-/* A: the leading bytes accessible on both sides (clear: dst only). */
+/* A: the leading bytes accessible on both sides (clear, memset: dst only; memmove: both
+ * sides in one mapping, src = dst - disp). */
 uint64_t cf_ref_accessible(const struct cf_case *c);
 
 /*
@@ -42,7 +43,8 @@ struct cf_observed {
 	int sum_left_on; /* returned with user access (compat SR_SUM) enabled */
 	const uint8_t *dst; /* the destination as the routine left it */
 	const uint8_t *before; /* what dst held before: before[i] pairs with dst[i] */
-	const uint8_t *src; /* the source (readable for the first A bytes) */
+	const uint8_t *src; /* the source (readable for the first A bytes); memmove: a copy of
+			     * it as it was before the call (the call may overwrite it) */
 	int64_t lo; /* readable window around dst: [lo, hi), lo <= 0 */
 	int64_t hi;
 };

@@ -61,21 +61,32 @@ def mostly(value: int, other: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
 
 
 @st.composite
+def displacements(draw: st.DrawFn, n: int) -> int:
+    """memmove's dst - src: around its limits (n + 16, MAX_LEN - n) and anywhere."""
+    edge = min(n + records.MEMMOVE_SLACK, max(0, records.MAX_LEN - n)) if n <= records.MAX_LEN else 0
+    near = st.integers(-2, 2).map(lambda d: edge + d)
+    return draw(st.one_of(st.just(0), near, near.map(lambda d: -d), st.integers(-(2**31), 2**31 - 1)))
+
+
+@st.composite
 def any_case(draw: st.DrawFn) -> records.Case:
     src_off, dst_off = draw(offsets), draw(offsets)
+    n = draw(st.one_of(st.integers(0, 300), st.sampled_from([records.MAX_LEN, records.MAX_LEN + 1]),
+                       st.integers(records.MAX_LEN // 2 - 20, records.MAX_LEN // 2), u64))
+    disp = draw(displacements(n))
     return records.Case(
         magic=draw(mostly(records.CASE_MAGIC, u32)),
-        kind=draw(st.integers(0, 4)), profile=draw(mostly(0, st.integers(0, 3))), id=draw(u64),
-        n=draw(st.one_of(st.integers(0, 300), st.sampled_from([records.MAX_LEN, records.MAX_LEN + 1]), u64)),
-        src_off=src_off, dst_off=dst_off, src_fault=draw(faults(src_off)), dst_fault=draw(faults(dst_off)),
-        reserved=draw(st.one_of(st.just(0), u64)), seal=draw(st.one_of(st.just(0), u64)))
+        kind=draw(st.integers(0, len(records.KINDS) + 1)), profile=draw(mostly(0, st.integers(0, 3))),
+        id=draw(u64), n=n, src_off=src_off, dst_off=dst_off, src_fault=draw(faults(src_off)),
+        dst_fault=draw(faults(dst_off)), fill=draw(mostly(0, u32)),
+        disp=draw(mostly(0, st.just(disp))), seal=draw(st.one_of(st.just(0), u64)))
 
 
 seen: set[int] = set()
 
 
 @settings(max_examples=3000, deadline=None, database=None)
-@given(any_case(), st.one_of(st.none(), st.integers(0, 3)))
+@given(any_case(), st.one_of(st.none(), st.integers(0, len(records.KINDS))))
 def test_python_and_c_agree(cfref: ctypes.CDLL, case: records.Case, kind: int | None) -> None:
     want = c_check(cfref, case, kind)
     assert records.case_check(case, kind) == want, (case, kind)
@@ -93,13 +104,15 @@ def test_one_case_per_error(cfref: ctypes.CDLL) -> None:
     cases = {
         records.CASE_OK: (ok, 0),
         records.CASE_BAD_MAGIC: (records.Case(**{**ok.__dict__, "magic": 0}), 0),
-        records.CASE_BAD_KIND: (records.Case(**{**ok.__dict__, "kind": 3}), 0),
+        records.CASE_BAD_KIND: (records.Case(**{**ok.__dict__, "kind": len(records.KINDS)}), 0),
         records.CASE_BAD_PROFILE: (records.Case(**{**ok.__dict__, "profile": 2}), 0),
         records.CASE_TOO_LONG: (records.Case(**{**ok.__dict__, "n": records.MAX_LEN + 1}), 0),
         records.CASE_BAD_OFFSET: (records.Case(**{**ok.__dict__, "dst_off": PAGE}), 0),
         records.CASE_SRC_UNREACHABLE: (records.Case(**{**ok.__dict__, "src_off": 4065}), 0),
         records.CASE_DST_UNREACHABLE: (records.Case(**{**ok.__dict__, "dst_fault": 7}), 0),
         records.CASE_KIND_MISMATCH: (ok, 1),
+        records.CASE_BAD_FILL: (records.Case(**{**ok.__dict__, "fill": 0xA5}), 0),
+        records.CASE_BAD_DISP: (records.Case(**{**ok.__dict__, "disp": -1}), 0),
     }
     assert set(cases) == set(range(len(records.CASE_ERRORS)))
     for code, (case, kind) in cases.items():
@@ -112,3 +125,13 @@ def test_one_case_per_error(cfref: ctypes.CDLL) -> None:
     # A clear case's source side is not looked at, in either.
     clear = records.Case(**{**ok.__dict__, "kind": 1, "src_off": 5, "src_fault": 7})
     assert records.case_check(clear, 1) == records.CASE_OK == c_check(cfref, clear, 1)
+    # memset: any int; memmove: |disp| up to n + 16, and src within reach of the guard.
+    memset = records.Case(kind=3, profile=0, id=0, n=10, src_off=0, dst_off=0, fill=0xFFFFFF81)
+    assert records.case_check(memset, 3) == records.CASE_OK == c_check(cfref, memset, 3)
+    for disp, want in ((-26, records.CASE_OK), (26, records.CASE_OK), (27, records.CASE_BAD_DISP),
+                       (-27, records.CASE_BAD_DISP)):
+        move = records.Case(kind=4, profile=0, id=0, n=10, src_off=0, dst_off=0, disp=disp)
+        assert records.case_check(move, 4) == want == c_check(cfref, move, 4), disp
+    far_src = records.Case(kind=4, profile=0, id=0, n=10, src_off=0, dst_off=0, disp=1,
+                           dst_fault=records.MAX_FAULT)
+    assert records.case_check(far_src) == records.CASE_BAD_DISP == c_check(cfref, far_src, None)

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 from copyfuzz import records
 
-TYPES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i64": "q"}
+TYPES = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i32": "i", "i64": "q"}
 SECTIONS = {"case": "## Case record", "result": "## Result record", "control": "## Control block"}
 
 

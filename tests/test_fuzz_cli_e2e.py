@@ -19,7 +19,8 @@ from copyfuzz.spec import Spec, format_spec
 pytestmark = pytest.mark.e2e
 
 LIBFUZZER = paths.libfuzzer_target(ROOT)
-CORRECT = {"copy": "riscv/copy_user", "clear": "riscv/clear_user", "memcpy": "riscv/memcpy"}
+CORRECT = {"copy": "riscv/copy_user", "clear": "riscv/clear_user", "memcpy": "riscv/memcpy",
+           "memset": "riscv/memset", "memmove": "riscv/memmove"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -27,12 +28,13 @@ def built() -> None:
     subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
 
 
-@pytest.mark.parametrize("kind,max_len", [("copy", 65536), ("clear", 5000), ("memcpy", 300)])
+@pytest.mark.parametrize("kind,max_len", [("copy", 65536), ("clear", 5000), ("memcpy", 300), ("memset", 65536),
+                                          ("memmove", 300)])
 def test_python_decode_matches_the_driver(tmp_path: Path, kind: str, max_len: int) -> None:
     rnd = random.Random(f"{kind}{max_len}")
     inputs = []
     for i in range(67):  # 201 inputs over the three kinds
-        size = rnd.choice([0, 1, 3, 9, 10, 12, rnd.randrange(0, 20)])
+        size = rnd.choice([0, 1, 3, 9, 10, 12, 14, rnd.randrange(0, 20)])
         data = bytes(rnd.randrange(256) for _ in range(size))
         path = tmp_path / f"in{i:03d}"
         path.write_bytes(data)
@@ -56,10 +58,17 @@ def _sweep_like_specs(kind: str) -> list[Spec]:
         for off in (0, 1, 4095):
             pages = max(1, (off + n + 4095) // 4096)
             faults: list[int | None] = [None, 0, *[(j * 4096 - off) for j in range(1, pages + 2)]]
-            if kind == "memcpy":
+            if kind in records.RETURNS_DST:
                 faults = [None, pages * 4096 - off]
             for fault in faults:
-                if kind == "clear":
+                if kind == "memmove":
+                    for disp in (0, 1, -1, n + 16, -(n + 16)):
+                        top = records.memmove_top(n, disp)
+                        guard = max(1, (off + top + 4095) // 4096) * 4096 - off
+                        out.append(Spec("r", kind, n, 0, None, off, None if fault is None else guard, disp=disp))
+                elif kind == "memset":
+                    out += [Spec("r", kind, n, 0, None, off, fault, fill=f) for f in (0, 0xA5, 0xFFFFFF81)]
+                elif kind == "clear":
                     out.append(Spec("r", kind, n, 0, None, off, fault))
                 else:
                     out.append(Spec("r", kind, n, off, fault, (off * 7) % 4096, None))

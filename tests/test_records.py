@@ -42,7 +42,7 @@ def test_struct_sizes(layout: list[list[str]]) -> None:
 
 
 # The C type each struct code stands for (the X-macros name the C type).
-C_TYPES = {"B": "uint8_t", "H": "uint16_t", "I": "uint32_t", "Q": "uint64_t", "q": "int64_t"}
+C_TYPES = {"B": "uint8_t", "H": "uint16_t", "I": "uint32_t", "i": "int32_t", "Q": "uint64_t", "q": "int64_t"}
 
 
 @pytest.mark.parametrize("struct_name", list(records.LAYOUTS))
@@ -91,7 +91,20 @@ def test_constants(layout: list[list[str]]) -> None:
         "CF_NUM_CLASSES": records.NUM_CLASSES,
         "CF_ERRORS_EXACT": records.ERROR_MASK["exact"],
         "CF_ERRORS_LINUX": records.ERROR_MASK["linux"],
+        "CF_NUM_KINDS": len(records.KINDS),
+        "CF_MEMMOVE_SLACK": records.MEMMOVE_SLACK,
     }
+
+
+def test_kind_rules(layout: list[list[str]]) -> None:
+    """cf_kind_has_src, cf_kind_returns_dst and cf_memmove_max_disp, as records.py has them."""
+    c_kinds = [(int(k), int(src), int(dst)) for k, src, dst in _facts(layout, "kindinfo")]
+    assert c_kinds == [(i, int(k in records.HAS_SRC), int(k in records.RETURNS_DST))
+                       for i, k in enumerate(records.KINDS)]
+    c_disp = [(int(n), int(d)) for n, d in _facts(layout, "maxdisp")]
+    assert len(c_disp) > 40 and c_disp[-1][1] == 0
+    assert c_disp == [(n, records.memmove_max_disp(n)) for n, _ in c_disp]
+    assert set(records.SIGNATURES) == set(records.KINDS)
 
 
 def test_enumerators(layout: list[list[str]]) -> None:
@@ -132,10 +145,10 @@ u64 = st.integers(0, 2**64 - 1)
 
 
 @given(kind=u16, profile=u16, id_=u64, n=u64, src_off=u32, dst_off=u32, src_fault=u64,
-       dst_fault=u64, r0=u64, r1=u64)
+       dst_fault=u64, fill=u32, disp=st.integers(-(2**31), 2**31 - 1), r1=u64)
 def test_case_round_trip(kind: int, profile: int, id_: int, n: int, src_off: int, dst_off: int,
-                         src_fault: int, dst_fault: int, r0: int, r1: int) -> None:
-    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, r0, r1)
+                         src_fault: int, dst_fault: int, fill: int, disp: int, r1: int) -> None:
+    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, fill, disp, r1)
     data = case.pack()
     assert len(data) == 64
     assert records.Case.unpack(data) == case
@@ -166,6 +179,9 @@ def test_known_bytes() -> None:
     assert struct.unpack_from("<Q", data, 8)[0] == 0x0102
     assert struct.unpack_from("<II", data, 24) == (4064, 3)
     assert data[40:48] == b"\xff" * 8
+    moved = records.Case(kind=4, profile=0, id=0, n=9, src_off=0, dst_off=0, fill=0xA5, disp=-3).pack()
+    assert struct.unpack_from("<Ii", moved, 48) == (0xA5, -3)
+    assert moved[52:56] == b"\xfd\xff\xff\xff"
     result = records.Result(id=7, diff_off=-1)
     raw = result.pack()
     assert raw[:4] == b"CFR1"

@@ -41,6 +41,41 @@ def test_clear_has_no_source() -> None:
         parse("riscv/clear_user:n=9,src_off=1", "clear")
 
 
+def test_memset_has_a_fill_and_no_source() -> None:
+    s = parse("riscv/memset:n=9,fill=0xa5,dst_fault=9", "memset")
+    assert s == Spec("riscv/memset", "memset", 9, 0, None, 4087, 9, fill=0xA5)
+    assert format_spec(s) == "riscv/memset:n=9,fill=0xa5,dst_off=4087,dst_fault=9"
+    # an int: negative values are its 32 bits (what the register's low word holds)
+    assert parse("m:n=1,fill=-127", "memset").fill == 0xFFFFFF81
+    assert parse("m:n=1", "memset").fill == 0
+    assert format_spec(parse("m:n=1", "memset")) == "m:n=1,fill=0x0,dst_off=0"
+    with pytest.raises(SpecError, match="memset routine: it has no source, drop src_off"):
+        parse("m:n=9,src_off=1", "memset")
+    with pytest.raises(SpecError, match="not an int"):
+        parse("m:n=9,fill=0x100000000", "memset")
+    with pytest.raises(SpecError, match="fill= is for memset routines"):
+        parse("r:n=9,fill=1", "copy")
+
+
+def test_memmove_has_a_displacement_and_no_source_side() -> None:
+    s = parse("riscv/memmove:n=20,disp=-36", "memmove")
+    assert s == Spec("riscv/memmove", "memmove", 20, disp=-36)
+    assert format_spec(s) == "riscv/memmove:n=20,disp=-36,dst_off=0"
+    assert parse("x:n=20,disp=0x24", "memmove").disp == 36
+    with pytest.raises(SpecError, match=r"disp=37 is out of range for n=20: \|disp\| <= 36"):
+        parse("x:n=20,disp=37", "memmove")
+    with pytest.raises(SpecError, match="disp=-37 is out of range"):
+        parse("x:n=20,disp=-37", "memmove")
+    with pytest.raises(SpecError, match="source is dst - disp.*drop src_fault"):
+        parse("x:n=20,src_fault=5", "memmove")
+    with pytest.raises(SpecError, match="disp= is for memmove routines"):
+        parse("x:n=20,disp=1", "memcpy")
+    with pytest.raises(SpecError, match="may be negative"):
+        parse("x:n=20,disp=--1", "memmove")
+    with pytest.raises(SpecError, match="further than"):
+        parse(f"x:n=20,disp=5,dst_fault={MAX_FAULT}", "memmove")
+
+
 @pytest.mark.parametrize("text, message", [
     ("no-colon", "malformed case spec"),
     (":n=1", "malformed case spec"),
@@ -91,10 +126,18 @@ def specs(draw: st.DrawFn) -> Spec:
             return (-fault) % records.PAGE_SIZE, fault
         return draw(st.integers(0, records.PAGE_SIZE - 1)), (0 if choice == "zero" else None)
 
-    src_off, src_fault = (0, None) if kind == "clear" else side()
+    src_off, src_fault = side() if kind in records.HAS_SRC else (0, None)
     dst_off, dst_fault = side()
     routine = draw(st.sampled_from(["riscv/copy_user", "riscv/mutants/fixup-full-size", "x"]))
-    return Spec(routine, kind, draw(st.integers(0, records.MAX_LEN)), src_off, src_fault, dst_off, dst_fault)
+    n = draw(st.integers(0, records.MAX_LEN))
+    fill = draw(st.integers(0, 2**32 - 1)) if kind == "memset" else 0
+    disp = 0
+    if kind == "memmove":
+        most = records.memmove_max_disp(n)
+        if dst_fault is not None:  # src no further below the fault than MAX_FAULT
+            most = min(most, MAX_FAULT - dst_fault)
+        disp = draw(st.integers(-records.memmove_max_disp(n), most))
+    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
 
 
 @given(specs())

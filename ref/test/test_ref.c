@@ -71,7 +71,7 @@ static void sim_exact(struct sim *s, struct cf_case c)
 	cf_ref_expect(&c, s->src, s->before + W, -W, hi, s->dst);
 	memset(&s->o, 0, sizeof(s->o));
 	s->o.outcome = CF_OUT_RETURNED;
-	s->o.ret = c.kind == CF_KIND_MEMCPY ? (uint64_t)(uintptr_t)(s->dst + W) : c.n - a;
+	s->o.ret = cf_kind_returns_dst(c.kind) ? (uint64_t)(uintptr_t)(s->dst + W) : c.n - a;
 	s->o.dst = s->dst + W;
 	s->o.before = s->before + W;
 	s->o.src = s->src;
@@ -98,6 +98,19 @@ static void test_accessible(void)
 	CHECK(cf_ref_accessible(&c) == 100, "clear has no source");
 	c = mkcase(CF_KIND_COPY, 0, 0, 0, 0);
 	CHECK(cf_ref_accessible(&c) == 0, "n = 0");
+	c = mkcase(CF_KIND_MEMSET, 0, 100, 5, CF_NO_FAULT);
+	CHECK(cf_ref_accessible(&c) == 100, "memset has no source");
+	/* memmove: src = dst - disp in dst's mapping */
+	c = mkcase(CF_KIND_MEMMOVE, 0, 100, CF_NO_FAULT, 120);
+	c.disp = -30; /* src 30 bytes above dst: 90 bytes before the guard */
+	CHECK(cf_ref_accessible(&c) == 90, "memmove: src nearer the guard: %lu",
+	      (unsigned long)cf_ref_accessible(&c));
+	c.disp = 30; /* src below dst: dst is nearer */
+	CHECK(cf_ref_accessible(&c) == 100, "memmove: dst nearer the guard");
+	c.disp = -200;
+	CHECK(cf_ref_accessible(&c) == 0, "memmove: src past the guard");
+	c.dst_fault = CF_NO_FAULT;
+	CHECK(cf_ref_accessible(&c) == 100, "memmove without a guard");
 }
 
 static void test_exact_is_clean(void)
@@ -197,6 +210,14 @@ static void test_each_class(void)
 	s.o.ret = 0;
 	CHECK(run(&s) == CF_BAD_RETURN, "memcpy returning 0");
 
+	/* memset and memmove return dst too */
+	sim_exact(&s, mkcase(CF_KIND_MEMSET, CF_PROFILE_EXACT, 10, CF_NO_FAULT, CF_NO_FAULT));
+	s.o.ret = 10;
+	CHECK(run(&s) == CF_BAD_RETURN, "memset returning n");
+	sim_exact(&s, mkcase(CF_KIND_MEMMOVE, CF_PROFILE_EXACT, 10, CF_NO_FAULT, CF_NO_FAULT));
+	s.o.ret = 0;
+	CHECK(run(&s) == CF_BAD_RETURN, "memmove returning 0");
+
 	/* clear: dst[0, C) must be zero */
 	sim_exact(&s, mkcase(CF_KIND_CLEAR, CF_PROFILE_EXACT, 30, CF_NO_FAULT, 16));
 	CHECK(run(&s) == 0 && s.dst[W + 3] == 0, "clear exact");
@@ -205,6 +226,93 @@ static void test_each_class(void)
 	s.dst[W + 3] = 0;
 	s.o.ret = 0; /* says all cleared, but dst faults at 16 */
 	CHECK(run(&s) == CF_OVER_REPORT, "clear over-report: %#x", s.r.classes);
+}
+
+/* memset: every byte of [dst, dst + n) is the low byte of the int, nothing else. */
+static void test_memset(void)
+{
+	static struct sim s;
+	uint32_t fills[] = {0, 0xff, 0xa5, 0x1234565a, 0xffffff81};
+	for (int k = 0; k < 5; k++) {
+		struct cf_case c = mkcase(CF_KIND_MEMSET, CF_PROFILE_EXACT, 37, CF_NO_FAULT, 40);
+		c.fill = fills[k];
+		sim_exact(&s, c);
+		CHECK(run(&s) == 0, "memset fill %#x exact", fills[k]);
+		CHECK(s.dst[W] == (uint8_t)fills[k] && s.dst[W + 36] == (uint8_t)fills[k] &&
+			      s.dst[W + 37] == s.before[W + 37],
+		      "the low byte, n times");
+		/* a memset that stored the int's second byte instead */
+		s.dst[W + 20] = (uint8_t)(fills[k] >> 8) ^ (fills[k] == 0 ? 1 : 0);
+		uint32_t cls = run(&s);
+		CHECK(cls == CF_WRONG_DATA && s.r.diff_off == 20, "memset wrong byte %#x: %#x",
+		      fills[k], cls);
+		/* one byte too many */
+		sim_exact(&s, c);
+		s.dst[W + 37] = (uint8_t)fills[k] ^ 0x5a;
+		CHECK(run(&s) == CF_STORE_OUT_OF_BOUNDS && s.r.diff_off == 37, "memset past n");
+		sim_exact(&s, c);
+		s.dst[W - 1] ^= 1;
+		CHECK(run(&s) == CF_STORE_OUT_OF_BOUNDS, "memset before dst");
+	}
+}
+
+/*
+ * memmove in one buffer: the expectation is the source as it was, the window covers
+ * both buffers, and a forward-only copy is wrong exactly when dst overlaps src from
+ * above.
+ */
+static void test_memmove(void)
+{
+	enum { N = 40, SLACK = 56, SPAN = N + 2 * SLACK + 2 * W };
+	static uint8_t image[SPAN], mem[SPAN];
+	static struct cf_observed o;
+	static struct cf_result r;
+	for (int i = 0; i < SPAN; i++)
+		image[i] = (uint8_t)(i * 73 + 5);
+	for (int disp = -(N + 16); disp <= N + 16; disp++) {
+		for (int forward_only = 0; forward_only < 2; forward_only++) {
+			struct cf_case c = mkcase(CF_KIND_MEMMOVE, CF_PROFILE_EXACT, N, CF_NO_FAULT,
+						  CF_NO_FAULT);
+			c.disp = disp;
+			CHECK(cf_case_check(&c) == CF_CASE_OK, "disp %d is in range", disp);
+			memcpy(mem, image, SPAN);
+			uint8_t *dst = mem + W + (disp > 0 ? disp : 0);
+			uint8_t *src = dst - disp;
+			const uint8_t *before = image + (dst - mem);
+			if (forward_only)
+				for (int i = 0; i < N; i++)
+					dst[i] = src[i];
+			else
+				memmove(dst, src, N);
+			memset(&o, 0, sizeof(o));
+			o.outcome = CF_OUT_RETURNED;
+			o.ret = (uint64_t)(uintptr_t)dst;
+			o.dst = dst;
+			o.before = before;
+			o.src = image + (src - mem);
+			o.lo = -(disp > 0 ? disp : 0) - W;
+			o.hi = (int64_t)cf_memmove_top(N, disp) + W;
+			CHECK(dst + o.lo >= mem && dst + o.hi <= mem + SPAN,
+			      "window in the buffer");
+			memset(&r, 0, sizeof(r));
+			cf_oracle(&c, &o, &r);
+			int overlap_up = disp > 0 && disp < N;
+			uint32_t want = forward_only && overlap_up ? CF_WRONG_DATA : 0;
+			CHECK(r.classes == want, "disp %d forward_only %d: classes %#x", disp,
+			      forward_only, r.classes);
+			if (want)
+				CHECK(r.diff_off == disp, "the first byte copied twice: %ld",
+				      (long)r.diff_off);
+			/* a store into the source where it is not the destination */
+			if (disp >= N || disp <= -N) {
+				src[0] ^= 1;
+				memset(&r, 0, sizeof(r));
+				cf_oracle(&c, &o, &r);
+				CHECK(r.classes & CF_STORE_OUT_OF_BOUNDS, "disp %d: src changed",
+				      disp);
+			}
+		}
+	}
 }
 
 static void test_names(void)
@@ -217,8 +325,9 @@ static void test_names(void)
 
 static void test_sweep_enumeration(void)
 {
-	uint16_t kinds[] = {CF_KIND_COPY, CF_KIND_CLEAR, CF_KIND_MEMCPY};
-	for (int k = 0; k < 3; k++) {
+	uint16_t kinds[] = {CF_KIND_COPY, CF_KIND_CLEAR, CF_KIND_MEMCPY, CF_KIND_MEMSET,
+			    CF_KIND_MEMMOVE};
+	for (int k = 0; k < 5; k++) {
 		struct cf_sweep_cfg cfg = {.kind = kinds[k],
 					   .szreg = 8,
 					   .min_len = 0,
@@ -231,7 +340,10 @@ static void test_sweep_enumeration(void)
 		struct cf_case c;
 		/* (n, misalignment, fault) triples a side reached, for n <= 40 */
 		static uint8_t reached[41][16][57];
+		/* memset: (n, misalignment, fill index); memmove: (n, misalignment, disp + 56) */
+		static uint8_t variant[41][16][113];
 		memset(reached, 0, sizeof(reached));
+		memset(variant, 0, sizeof(variant));
 		cf_sweep_begin(&it, &cfg, 0, 1);
 		while (cf_sweep_next(&it, &c)) {
 			CHECK(cf_case_check(&c) == CF_CASE_OK, "kind %d id %lu invalid: %d", k,
@@ -240,9 +352,27 @@ static void test_sweep_enumeration(void)
 			CHECK(c.n >= last || c.id >= total - cfg.random_count, "n ascending");
 			last = c.n;
 			if (c.id < total - cfg.random_count) {
-				if (c.dst_fault != CF_NO_FAULT)
+				if (c.dst_fault != CF_NO_FAULT && c.dst_fault < 57)
 					reached[c.n][c.dst_off % 16][c.dst_fault] = 1;
-				if (kinds[k] == CF_KIND_MEMCPY) {
+				if (kinds[k] == CF_KIND_MEMSET)
+					for (uint32_t f = 0; f < 5; f++)
+						if (c.fill == cf_memset_fill_at(f))
+							variant[c.n][c.dst_off % 16][f] = 1;
+				if (kinds[k] == CF_KIND_MEMMOVE) {
+					CHECK(c.disp >= -(int64_t)c.n - 16 &&
+						      c.disp <= (int64_t)c.n + 16,
+					      "disp within n + 16");
+					variant[c.n][c.dst_off % 16][c.disp + 56] = 1;
+					CHECK(c.dst_fault == CF_NO_FAULT ||
+						      c.dst_fault >= cf_memmove_top(c.n, c.disp),
+					      "memmove: the guard is past both buffers");
+					CHECK(c.src_fault == CF_NO_FAULT && c.src_off == 0,
+					      "memmove: no source side of its own");
+				}
+				if (kinds[k] == CF_KIND_MEMSET)
+					CHECK(c.src_fault == CF_NO_FAULT && c.src_off == 0,
+					      "memset has no source side");
+				if (cf_kind_returns_dst(kinds[k])) {
 					CHECK(c.dst_fault == CF_NO_FAULT || c.dst_fault >= c.n,
 					      "memcpy never faults inside");
 					CHECK(c.src_fault == CF_NO_FAULT || c.src_fault >= c.n,
@@ -256,7 +386,24 @@ static void test_sweep_enumeration(void)
 		}
 		CHECK(seen == total, "kind %d: %lu cases, total says %lu", k, (unsigned long)seen,
 		      (unsigned long)total);
-		if (kinds[k] != CF_KIND_MEMCPY) {
+		if (kinds[k] == CF_KIND_MEMSET || kinds[k] == CF_KIND_MEMMOVE) {
+			/* every variant at every length and misalignment */
+			for (uint64_t n = 0; n <= 40; n++)
+				for (uint32_t m = 0; m < 16; m++) {
+					uint32_t lo =
+						kinds[k] == CF_KIND_MEMSET ? 0 : (uint32_t)(40 - n);
+					uint32_t hi =
+						kinds[k] == CF_KIND_MEMSET ? 5 : (uint32_t)(72 + n);
+					for (uint32_t v = 0; v < 113; v++)
+						CHECK(variant[n][m][v] ==
+							      (v >= lo &&
+							       v <= hi - (kinds[k] ==
+									  CF_KIND_MEMSET)),
+						      "kind %d n %lu m %u variant %u", k,
+						      (unsigned long)n, m, v);
+				}
+		}
+		if (!cf_kind_returns_dst(kinds[k])) {
 			/* every page-granular (misalignment, position) pair below n + 16 */
 			for (uint64_t n = 0; n <= 40; n++)
 				for (uint32_t m = 0; m < 16; m++)
@@ -335,6 +482,29 @@ static void test_case_check(void)
 	c = mkcase(CF_KIND_COPY, 0, 1, CF_NO_FAULT, CF_NO_FAULT);
 	c.magic = 0;
 	CHECK(cf_case_check(&c) == CF_CASE_BAD_MAGIC, "magic");
+	c = mkcase(CF_KIND_COPY, 0, 1, CF_NO_FAULT, CF_NO_FAULT);
+	c.fill = 1;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_FILL, "fill is memset's");
+	c.kind = CF_KIND_MEMSET;
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "memset fill");
+	c.disp = 1;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_FILL || cf_case_check(&c) == CF_CASE_BAD_DISP,
+	      "disp is memmove's");
+	c = mkcase(CF_KIND_MEMMOVE, 0, 10, CF_NO_FAULT, CF_NO_FAULT);
+	c.disp = -26;
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "memmove at -(n + 16)");
+	c.disp = 27;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_DISP, "memmove past n + 16");
+	c = mkcase(CF_KIND_MEMMOVE, 0, CF_MAX_LEN - 10, CF_NO_FAULT, CF_NO_FAULT);
+	c.disp = 10;
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "n + |disp| = CF_MAX_LEN");
+	c.disp = -11;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_DISP, "n + |disp| past CF_MAX_LEN");
+	c = mkcase(CF_KIND_MEMMOVE, 0, 100, CF_NO_FAULT, CF_MAX_FAULT);
+	c.disp = 1;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_DISP, "src further below the guard than a fault");
+	c.disp = -1;
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "src nearer the guard");
 }
 
 static void test_arena(void)
@@ -390,6 +560,8 @@ int main(void)
 	test_accessible();
 	test_exact_is_clean();
 	test_each_class();
+	test_memset();
+	test_memmove();
 	test_names();
 	test_sweep_enumeration();
 	test_case_check();

@@ -62,6 +62,20 @@ int main(void)
 	ENUM(CF_KIND_COPY);
 	ENUM(CF_KIND_CLEAR);
 	ENUM(CF_KIND_MEMCPY);
+	ENUM(CF_KIND_MEMSET);
+	ENUM(CF_KIND_MEMMOVE);
+	CONST(CF_NUM_KINDS);
+	CONST(CF_MEMMOVE_SLACK);
+	for (unsigned k = 0; k < CF_NUM_KINDS; k++)
+		printf("kindinfo %u %d %d\n", k, cf_kind_has_src(k), cf_kind_returns_dst(k));
+	uint64_t edges[] = {CF_MAX_LEN / 2 - 9, CF_MAX_LEN / 2 - 8, CF_MAX_LEN / 2 - 7,
+			    CF_MAX_LEN - 1, CF_MAX_LEN};
+	for (uint64_t n = 0; n < 40; n++)
+		printf("maxdisp %llu %llu\n", (unsigned long long)n,
+		       (unsigned long long)cf_memmove_max_disp(n));
+	for (unsigned i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		printf("maxdisp %llu %llu\n", (unsigned long long)edges[i],
+		       (unsigned long long)cf_memmove_max_disp(edges[i]));
 	ENUM(CF_PROFILE_LINUX);
 	ENUM(CF_PROFILE_EXACT);
 	ENUM(CF_RESULT_CASE);
@@ -78,6 +92,8 @@ int main(void)
 	ENUM(CF_CASE_SRC_UNREACHABLE);
 	ENUM(CF_CASE_DST_UNREACHABLE);
 	ENUM(CF_CASE_KIND_MISMATCH);
+	ENUM(CF_CASE_BAD_FILL);
+	ENUM(CF_CASE_BAD_DISP);
 	ENUM(CF_SWEEP_ALL_RUN);
 	ENUM(CF_SWEEP_STOP_MASK);
 	ENUM(CF_SWEEP_MAX_HANGS);

@@ -49,6 +49,7 @@ from elftools.elf.sections import SymbolTableSection
 
 from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
+from .records import KIND_ARGS, KINDS, RETURNS_DST
 
 if TYPE_CHECKING:
     from .routines import Routine
@@ -311,8 +312,10 @@ State = tuple[Value, ...]  # indexed like _XREGS
 _INDEX = {r: i for i, r in enumerate(_XREGS)}
 _UNKNOWN: Value = (frozenset({UNKNOWN}), None)
 # Pointer arguments per kind; a kind not listed is treated as taking two.
-POINTER_ARGS = {"copy": ("a0", "a1"), "memcpy": ("a0", "a1"), "clear": ("a0",)}
-TABLE_KINDS = ("copy", "clear")  # kinds whose user accesses need table entries
+# The argument registers that hold pointers (a0, a1, ... in the order of the kind's arguments).
+POINTER_ARGS = {kind: tuple(f"a{i}" for i, arg in enumerate(args) if arg in ("dst", "src"))
+                for kind, args in KIND_ARGS.items()}
+TABLE_KINDS = tuple(k for k in KINDS if k not in RETURNS_DST)  # their user accesses need table entries
 # Compressed forms whose destination is also a source (c.addi rd, imm: rd += imm).
 _C_NOT_READING_RD = {"c.mv", "c.li", "c.lui", "c.addi4spn"}
 
@@ -321,7 +324,7 @@ def _entry_state(kind: str) -> State:
     state = [_UNKNOWN] * 32
     state[_INDEX["zero"]] = (frozenset({CONST}), 0)
     state[_INDEX["sp"]] = (frozenset({STACK}), None)
-    for reg in POINTER_ARGS.get(kind, ("a0", "a1")):
+    for reg in POINTER_ARGS[kind]:
         state[_INDEX[reg]] = (frozenset({USER}), None)
     return tuple(state)
 

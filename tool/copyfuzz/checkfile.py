@@ -33,13 +33,28 @@ WITH_SUFFIXES = (".S", ".s", ".c")
 
 
 def guess_kind(symbol: str) -> str:
-    """clear_user-like names are clear, memcpy-like ones memcpy, the rest copy."""
+    """clear_user-like names are clear, memset-, memmove- and memcpy-like ones those
+    kinds, the rest copy."""
     low = symbol.lower()
+    for kind in ("memset", "memmove", "memcpy"):
+        if kind in low:
+            return kind
     if "clear" in low:
         return "clear"
-    if "memcpy" in low or "memmove" in low:
-        return "memcpy"
     return "copy"
+
+
+def no_extable_hint(symbol: str, kind: str) -> str:
+    """What to try when a copy or clear routine has no exception table: the kinds without
+    fixups whose arguments are the same as this kind's (never memcpy for a memset)."""
+    guessed = guess_kind(symbol)
+    if guessed in records.RETURNS_DST:
+        return f"Wrong kind? By its name it is a {guessed}: --symbol {symbol}:{guessed}"
+    fits = [k for k in records.RETURNS_DST if records.KIND_ARGS[k] == records.KIND_ARGS[kind]]
+    if not fits:
+        return f"Wrong symbol? No kind without fixups takes ({', '.join(records.KIND_ARGS[kind])})"
+    return (f"Wrong symbol, or a routine without fixups that takes ({', '.join(records.KIND_ARGS[kind])}) "
+            f"and returns dst: " + " or ".join(f"--symbol {symbol}:{k}" for k in fits))
 
 
 def parse_symbol(text: str, default_kind: str | None) -> tuple[str, str]:

@@ -213,7 +213,7 @@ def _size_list(text: str) -> list[int]:
 def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
     """How a .S file from outside the tree is built."""
     p.add_argument("--symbol", action="append", required=required, metavar="SYM[:KIND]",
-                   help="routine entry to check, repeatable (kind: copy, clear or memcpy)")
+                   help="routine entry to check, repeatable (KIND: " + ", ".join(records.KINDS) + ")")
     p.add_argument("--kind", choices=records.KINDS,
                    help="kind of symbols given without one (default: guessed from the name)")
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",

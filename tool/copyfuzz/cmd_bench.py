@@ -8,7 +8,10 @@ Per cell (direction x offset x size, small sizes, and a workload mix):
     the plugin counts are unavailable and shown as "-".
 The directions follow the kernel: copy_from_user reads a user source, so its rows
 move the source offset (the kernel buffer stays aligned); copy_to_user moves the
-destination offset.
+destination offset. clear and memset have only destination rows (memset fills 0xa5).
+memmove's two groups are its two directions on buffers overlapping by half: forward
+(dst below src, src at the offset) and backward (dst above src, dst at the offset);
+its small sizes and mix use buffers apart (forward, src above dst).
 """
 
 from __future__ import annotations
@@ -46,9 +49,12 @@ class Cell:
     src_off: int
     dst_off: int
     weight: int = 1
+    disp: int = 0  # memmove: dst - src
 
     @property
     def label(self) -> str:
+        if self.disp:
+            return f"{self.group} src+{self.src_off} dst+{self.dst_off} disp{self.disp:+d}"
         if self.group == "from":
             return f"from_user src+{self.src_off}"
         if self.group == "to":
@@ -56,23 +62,47 @@ class Cell:
         return f"{self.group} src+{self.src_off} dst+{self.dst_off}"
 
 
-def cells(kind: str, sizes: tuple[int, ...], small: bool, mix: bool) -> list[Cell]:
+BENCH_FILL = 0xA5  # memset's fill value in every cell
+MEMMOVE_TITLES = {"from": "memmove forward (dst below src, overlapping by half; src at offset)",
+                  "to": "memmove backward (dst above src, overlapping by half; dst at offset)"}
+
+
+def _memmove_cells(sizes: tuple[int, ...], small: bool, mix: bool) -> list[Cell]:
+    """Half-overlapping buffers in both directions; src_off and dst_off are the
+    misalignments (the other buffer stays aligned for sizes that are multiples of 16)."""
     out: list[Cell] = []
     for n in sizes:
-        if kind != "clear":
+        out += [Cell("from", n, off, 0, disp=-(n // 2 + off)) for off in range(8)]  # forward
+        out += [Cell("to", n, (-(n // 2)) % records.PAGE_SIZE, off, disp=n // 2 + off) for off in range(8)]
+    if small:
+        for n in SMALL_SIZES:
+            out += [Cell("small", n, n + 8, 0, disp=-(n + 8)), Cell("small", n, n + 11, 0, disp=-(n + 11))]
+    if mix:
+        out += [Cell("mix", n, (n + 16 - so) % records.PAGE_SIZE, 0, w, disp=-(n + 16 - so)) for n, so, w in MIX]
+    return out
+
+
+def cells(kind: str, sizes: tuple[int, ...], small: bool, mix: bool) -> list[Cell]:
+    if kind == "memmove":
+        return _memmove_cells(sizes, small, mix)
+    has_src = kind in records.HAS_SRC
+    out: list[Cell] = []
+    for n in sizes:
+        if has_src:
             out += [Cell("from", n, off, 0) for off in range(8)]
         out += [Cell("to", n, 0, off) for off in range(8)]
     if small:
         for n in SMALL_SIZES:
-            out += [Cell("small", n, 0, 0), Cell("small", n, 3 if kind != "clear" else 0, 0 if kind != "clear" else 3)]
+            out += [Cell("small", n, 0, 0), Cell("small", n, 3 if has_src else 0, 0 if has_src else 3)]
     if mix:
-        out += [Cell("mix", n, so if kind != "clear" else 0, 0, w) for n, so, w in MIX]
+        out += [Cell("mix", n, so if has_src else 0, 0 if has_src else so, w) for n, so, w in MIX]
     return out
 
 
 def _case(cell: Cell, kind: str, profile: str, case_id: int) -> records.Case:
     """A bench cell as a case record: no fault on either side."""
-    spec = Spec("bench", kind, cell.n, cell.src_off if kind != "clear" else 0, None, cell.dst_off, None)
+    spec = Spec("bench", kind, cell.n, cell.src_off if kind in records.HAS_SRC else 0, None, cell.dst_off, None,
+                fill=BENCH_FILL if kind == "memset" else 0, disp=cell.disp)
     return spec.to_case(profile, case_id)
 
 
@@ -96,7 +126,7 @@ def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[d
             seconds = bare.time(case, reps)
             row: dict[str, object] = {"routine": routine.name, "group": cell.group, "n": cell.n,
                                       "src_off": cell.src_off, "dst_off": cell.dst_off,
-                                      "weight": cell.weight,
+                                      "disp": cell.disp, "weight": cell.weight,
                                       "mib_s": round(cell.n * reps / seconds / 2**20, 1) if seconds else None}
             c = counts[i]
             if c is not None:
@@ -172,7 +202,7 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     elif args.csv:
         buf = io.StringIO()
-        fields = ["routine", "group", "n", "src_off", "dst_off", "weight", "insns", "insn_per_byte", "loads",
+        fields = ["routine", "group", "n", "src_off", "dst_off", "disp", "weight", "insns", "insn_per_byte", "loads",
                   "stores", "bytes_loaded", "bytes_stored", "misaligned", "taken", "mib_s"]
         w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -206,6 +236,8 @@ def print_tables(results: dict[str, list[dict[str, object]]], sizes: tuple[int, 
         rows_a = [r for r in results[names[0]] if r["group"] == group]
         if not rows_a:
             continue
+        if any(r.get("disp") for r in rows_a) and group in MEMMOVE_TITLES:
+            title = MEMMOVE_TITLES[group]
         table = Table(title=f"{names[0]}: {title}" + (f"  vs {names[1]}" if len(names) > 1 else ""),
                       title_justify="left", show_edge=False, pad_edge=False)
         for col in ("case", "n", "insn/B", "loads", "stores", "misaligned", "taken", speed):
@@ -217,6 +249,8 @@ def print_tables(results: dict[str, list[dict[str, object]]], sizes: tuple[int, 
         for i, r in enumerate(rows_a):
             case = (f"src+{r['src_off']}" if group == "from" else f"dst+{r['dst_off']}" if group == "to"
                     else f"src+{r['src_off']} dst+{r['dst_off']}")
+            if r.get("disp"):
+                case += f" disp{r['disp']:+d}"
             cols = [case, _fmt(r["n"]), _fmt(r.get("insn_per_byte")), _fmt(r.get("loads")),
                     _fmt(r.get("stores")), _fmt(r.get("misaligned")), _fmt(r.get("taken")), _fmt(r["mib_s"], 1)]
             if rows_b:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import build, executor
+from . import build, executor, records
+from .checkfile import no_extable_hint
 from .cmd_sweep import check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
 from .selection import file_routines
@@ -22,11 +23,11 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     routines = file_routines(root, args.file, args, args.profile)
     build.build_routines(root, routines)
     for r in routines:
-        if r.kind == "memcpy":
+        if r.kind in records.RETURNS_DST:
             continue
         info = executor.info(executor.executor_argv(root, r.elf, build.run_prefix(r.xlen)))
         if info.get("extable") == "none":
             raise CopyfuzzError(
                 f"{path}: {r.symbol} is a {r.kind} routine but the file has no exception table "
-                f"(__ex_table): every fault would be unhandled. Wrong symbol, or --symbol {r.symbol}:memcpy?")
+                f"(__ex_table): every fault would be unhandled. {no_extable_hint(r.symbol, r.kind)}")
     return sweep_and_report(root, args, routines)

@@ -32,7 +32,7 @@ from .ui import emit, stdout_console
 def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
     """`src+K` / `dst+K` when addr is near a placed buffer, else hex."""
     bases = [("dst", result.dst)]
-    if spec.kind != "clear":
+    if spec.kind not in ("clear", "memset"):
         bases.insert(0, ("src", result.src))
     best: tuple[int, str] | None = None
     for name, base in bases:
@@ -91,7 +91,11 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
         "accessible": a,
         "claimed": result.claimed,
     }
-    if spec.kind == "memcpy":
+    if spec.kind == "memset":
+        out["fill"] = spec.fill
+    if spec.kind == "memmove":
+        out["disp"] = spec.disp
+    if spec.kind in records.RETURNS_DST:
         out["ret"] = result.ret
         out["expected_ret"] = result.dst
     else:
@@ -129,7 +133,7 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
     out["errors"] = records.class_names(errors)
     out["notes"] = records.class_names(result.classes & ~errors)
     out["dst"] = result.dst
-    out["src"] = result.src if spec.kind != "clear" else None
+    out["src"] = result.src if spec.kind not in ("clear", "memset") else None
     return out
 
 
@@ -171,7 +175,7 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
     rows: list[tuple[str, str]] = []
     if gone:
         rows.append(("return", f"[red]none: the routine did not return ({', '.join(gone)})[/]"))
-    elif spec.kind == "memcpy":
+    elif spec.kind in records.RETURNS_DST:
         got = "dst" if result.ret == result.dst else relative_address(result.ret, spec, result)
         rows.append(("return", f"{got}   expected dst"))
     else:
@@ -181,7 +185,9 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
                                f"linux allows {_linux_range(n, a)}{mark}"))
         done = "cleared" if spec.kind == "clear" else "copied"
         rows.append(("claimed", f"C = n - N = {_plural(result.claimed, 'byte')} claimed {done}"))
-    sides = "accessible" if spec.kind == "clear" else "accessible on both sides"
+    sides = {"clear": "accessible", "memset": "accessible",
+             "memmove": f"accessible on both sides (one mapping, src = dst{-spec.disp:+d})"}.get(
+        spec.kind, "accessible on both sides")
     rows.append(("accessible", f"A = {_plural(a, 'leading byte')} {sides} (n = {n})"))
     if result.diff_count:
         rows.append(("data", _data_row(spec, result)))

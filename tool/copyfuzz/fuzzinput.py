@@ -7,7 +7,10 @@ Layout (every byte string decodes to a valid case; missing bytes are 0):
   [1]    n's width in bits (mod 17); [2..3] n's bits (little-endian); n <= max_len
   [4..5] src page offset (mod 4096), [6..7] dst page offset
   [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
-memcpy routines only get faults at or past the end; clear routines have no source.
+  [10..13] v (little-endian): memset's fill (all 32 bits); memmove's displacement
+         dst - src = v mod (2*max+1) - max, max = records.memmove_max_disp(n)
+memcpy, memset and memmove routines only get faults at or past the end (memmove: past
+both buffers); clear, memset and memmove have no source side of their own.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .spec import Spec
 
 PAGE = records.PAGE_SIZE
 DEFAULT_MAX_LEN = 65536
-INPUT_SIZE = 10
+INPUT_SIZE = 14
 
 
 def _byte(data: bytes, i: int) -> int:
@@ -54,12 +57,18 @@ def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str 
     n = (raw & ((1 << bits) - 1) if bits else 0) % (max_len + 1)
     src_off = (_byte(data, 4) | _byte(data, 5) << 8) % PAGE
     dst_off = (_byte(data, 6) | _byte(data, 7) << 8) % PAGE
-    mc = kind == "memcpy"
+    v = int.from_bytes(bytes(_byte(data, i) for i in range(10, 14)), "little")
+    fill = v if kind == "memset" else 0
+    disp = 0
+    if kind == "memmove":
+        most = records.memmove_max_disp(n)
+        disp = v % (2 * most + 1) - most
+    mc = kind in records.RETURNS_DST
     src_fault = _side(sides & 3, _byte(data, 8), n, src_off, mc)
-    dst_fault = _side((sides >> 2) & 3, _byte(data, 9), n, dst_off, mc)
-    if kind == "clear":
+    dst_fault = _side((sides >> 2) & 3, _byte(data, 9), records.memmove_top(n, disp), dst_off, mc)
+    if kind not in records.HAS_SRC:
         src_off, src_fault = 0, None
-    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault)
+    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
 
 
 def _encode_side(fault: int | None, n: int, off: int, memcpy_kind: bool) -> tuple[int, int]:
@@ -85,13 +94,20 @@ def encode(spec: Spec) -> bytes:
         raise ValueError(f"n={spec.n} is above what an input can ask for (65535)")
     if not 0 <= spec.src_off < PAGE or not 0 <= spec.dst_off < PAGE:
         raise ValueError("offsets must be page offsets")
-    mc = spec.kind == "memcpy"
-    if spec.kind == "clear":
+    mc = spec.kind in records.RETURNS_DST
+    if spec.kind not in records.HAS_SRC:
         src_mode, src_k, src_off = 0, 0, 0
     else:
         src_off = spec.src_off
         src_mode, src_k = _encode_side(spec.src_fault, spec.n, src_off, mc)
-    dst_mode, dst_k = _encode_side(spec.dst_fault, spec.n, spec.dst_off, mc)
+    top = records.memmove_top(spec.n, spec.disp)
+    dst_mode, dst_k = _encode_side(spec.dst_fault, top, spec.dst_off, mc)
+    v = spec.fill
+    if spec.kind == "memmove":
+        most = records.memmove_max_disp(spec.n)
+        if abs(spec.disp) > most:
+            raise ValueError(f"disp={spec.disp} is out of range for n={spec.n}")
+        v = spec.disp + most
     return bytes([
         src_mode | dst_mode << 2,
         16,
@@ -99,6 +115,7 @@ def encode(spec: Spec) -> bytes:
         src_off & 0xFF, src_off >> 8,
         spec.dst_off & 0xFF, spec.dst_off >> 8,
         src_k, dst_k,
+        *v.to_bytes(4, "little"),
     ])
 
 

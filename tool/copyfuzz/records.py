@@ -19,6 +19,7 @@ from typing import NamedTuple
 PAGE_SIZE = 4096
 MAX_LEN = 1 << 20
 CANARY_LEN = 64
+MEMMOVE_SLACK = 16  # CF_MEMMOVE_SLACK: memmove's |disp| <= n + 16
 NO_FAULT = (1 << 64) - 1
 MAX_FAULT = MAX_LEN + PAGE_SIZE  # CF_MAX_FAULT: positions past it are refused
 
@@ -26,8 +27,35 @@ CASE_MAGIC = 0x31434643  # "CFC1"
 RESULT_MAGIC = 0x31524643  # "CFR1"
 
 # enum cf_kind / enum cf_profile, by value.
-KINDS = ("copy", "clear", "memcpy")
+KINDS = ("copy", "clear", "memcpy", "memset", "memmove")
 PROFILES = ("linux", "exact")
+# What each kind's record and contract have (cf_kind_has_src, cf_kind_returns_dst):
+# a source side of its own (memmove's source is dst - disp in dst's mapping), and
+# whether it returns dst (no fixups, every fault unhandled) or N, the bytes not done.
+HAS_SRC = ("copy", "memcpy")
+RETURNS_DST = ("memcpy", "memset", "memmove")
+# The arguments each kind is called with, and its C signature.
+KIND_ARGS = {"copy": ("dst", "src", "n"), "clear": ("dst", "n"), "memcpy": ("dst", "src", "n"),
+             "memset": ("dst", "c", "n"), "memmove": ("dst", "src", "n")}
+SIGNATURES = {
+    "copy": "unsigned long f(void *dst, const void *src, unsigned long n)",
+    "clear": "unsigned long f(void *dst, unsigned long n)",
+    "memcpy": "void *memcpy(void *dst, const void *src, size_t n)",
+    "memset": "void *memset(void *dst, int c, size_t n)",
+    "memmove": "void *memmove(void *dst, const void *src, size_t n)",
+}
+
+
+def memmove_max_disp(n: int) -> int:
+    """cf_memmove_max_disp: the widest |dst - src| for a memmove of n bytes."""
+    if n >= MAX_LEN:
+        return 0
+    return min(n + MEMMOVE_SLACK, MAX_LEN - n)
+
+
+def memmove_top(n: int, disp: int) -> int:
+    """cf_memmove_top: how far above dst a memmove's two buffers end."""
+    return n - disp if disp < 0 else n
 
 
 class ClassInfo(NamedTuple):
@@ -39,7 +67,7 @@ class ClassInfo(NamedTuple):
 
 # CF_CLASSES, in report order.
 CLASSES: tuple[ClassInfo, ...] = (
-    ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n] (memcpy: not dst)"),
+    ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n] (memcpy, memset, memmove: not dst)"),
     ClassInfo("spurious-fault", 1, "CF_SPURIOUS_FAULT", "reported a fault although every byte was accessible"),
     ClassInfo("over-report", 2, "CF_OVER_REPORT", "claims more bytes copied than were accessible"),
     ClassInfo("wrong-data", 3, "CF_WRONG_DATA", "a claimed byte of the destination differs from the source"),
@@ -107,7 +135,8 @@ EXEC_MAX_HANGS_DEFAULT = 16
 
 # enum cf_case_error: (name, message), by value.
 CASE_OK, CASE_BAD_MAGIC, CASE_BAD_KIND, CASE_BAD_PROFILE, CASE_TOO_LONG, CASE_BAD_OFFSET, \
-    CASE_SRC_UNREACHABLE, CASE_DST_UNREACHABLE, CASE_KIND_MISMATCH = range(9)
+    CASE_SRC_UNREACHABLE, CASE_DST_UNREACHABLE, CASE_KIND_MISMATCH, CASE_BAD_FILL, \
+    CASE_BAD_DISP = range(11)
 CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("ok", "the case is well formed"),
     ("bad-magic", "the record is not a case record (bad magic)"),
@@ -120,6 +149,10 @@ CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("dst-unreachable",
      "no page boundary can put the dst fault there (dst_off + dst_fault must be a multiple of 4096)"),
     ("kind-mismatch", "the case's kind differs from the executor's routine"),
+    ("bad-fill", "only a memset case has a fill value"),
+    ("bad-disp",
+     f"only a memmove case has a displacement, |disp| <= n + {MEMMOVE_SLACK} and n + |disp| <= {MAX_LEN}, "
+     f"and src no further than {MAX_FAULT} below the fault"),
 )
 
 
@@ -152,7 +185,8 @@ CASE_LAYOUT: tuple[tuple[str, str], ...] = (
     ("dst_off", "I"),
     ("src_fault", "Q"),
     ("dst_fault", "Q"),
-    ("reserved", "Q"),
+    ("fill", "I"),
+    ("disp", "i"),
     ("seal", "Q"),
 )
 RESULT_LAYOUT: tuple[tuple[str, str], ...] = (
@@ -239,7 +273,8 @@ class Case:
     dst_off: int
     src_fault: int = NO_FAULT
     dst_fault: int = NO_FAULT
-    reserved: int = 0
+    fill: int = 0  # memset: the int argument (all 32 bits)
+    disp: int = 0  # memmove: dst - src
     seal: int = 0  # only in the sweep's stream (records.h)
     magic: int = CASE_MAGIC
 
@@ -326,13 +361,21 @@ def case_check(case: Case, kind: int | None = None) -> int:
         return CASE_TOO_LONG
     if case.src_off >= PAGE_SIZE or case.dst_off >= PAGE_SIZE:
         return CASE_BAD_OFFSET
-    if KINDS[case.kind] != "clear" and (
+    if KINDS[case.kind] in HAS_SRC and (
             not fault_reachable(case.src_off, case.src_fault)
             or (case.src_fault != NO_FAULT and case.src_fault > MAX_FAULT)):
         return CASE_SRC_UNREACHABLE
     if (not fault_reachable(case.dst_off, case.dst_fault)
             or (case.dst_fault != NO_FAULT and case.dst_fault > MAX_FAULT)):
         return CASE_DST_UNREACHABLE
+    if case.fill != 0 and KINDS[case.kind] != "memset":
+        return CASE_BAD_FILL
+    if case.disp != 0 and KINDS[case.kind] != "memmove":
+        return CASE_BAD_DISP
+    if KINDS[case.kind] == "memmove" and (
+            abs(case.disp) > memmove_max_disp(case.n)
+            or (case.dst_fault != NO_FAULT and case.disp > 0 and case.dst_fault + case.disp > MAX_FAULT)):
+        return CASE_BAD_DISP
     if kind is not None and case.kind != kind:
         return CASE_KIND_MISMATCH
     return CASE_OK
@@ -368,8 +411,8 @@ def sealed(key: tuple[int, int], seq: int, data: bytes) -> bool:
 
 # ---- ctypes views of the layouts (libcfref.so, shared memory, tests) ----
 
-_CTYPES = {"B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64,
-           "q": ctypes.c_int64}
+_CTYPES = {"B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "i": ctypes.c_int32,
+           "Q": ctypes.c_uint64, "q": ctypes.c_int64}
 
 
 def ctypes_struct(name: str, layout: tuple[tuple[str, str], ...]) -> type[ctypes.Structure]:

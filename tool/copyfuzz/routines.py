@@ -3,7 +3,7 @@
 A routine file says what it is in its header comment, one ` * copyfuzz: key=value`
 line per key within the first 40 lines:
   symbol   the entry point the harness calls (required)
-  kind     copy | clear | memcpy (required)
+  kind     copy | clear | memcpy | memset | memmove (required; docs/semantics.md)
   profile  linux | exact: the contract it is held to (default linux)
   about    one line for people
   expect   mutants only: the classes a sweep must find (comma-separated)

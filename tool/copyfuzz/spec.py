@@ -1,5 +1,8 @@
 """The one-line case spec: `ROUTINE:n=N,src_off=O,src_fault=F,dst_off=O,dst_fault=F`.
 
+memset specs have `fill=C` (the int argument) and no src_*; memmove specs have
+`disp=D` (dst - src, both in one mapping: src is not a side of its own) and no src_*.
+
 It is what `sweep` prints for a reproducer and what `repro` reads, so parse(format(x))
 must give x back. Validation is records.case_check() (the mirror of cf_case_check() in
 harness/cases.c): a malformed spec is refused here with a message saying how to fix it,
@@ -17,8 +20,9 @@ from .errors import CopyfuzzError
 if TYPE_CHECKING:
     from .routines import Routine
 
-KEYS = ("n", "src_off", "src_fault", "dst_off", "dst_fault")
+KEYS = ("n", "fill", "disp", "src_off", "src_fault", "dst_off", "dst_fault")
 SRC_KEYS = ("src_off", "src_fault")
+INT_MIN, UINT_MAX = -(2**31), 2**32 - 1
 MAX_FAULT = records.MAX_FAULT
 
 
@@ -29,12 +33,14 @@ class SpecError(CopyfuzzError):
 @dataclass(frozen=True)
 class Spec:
     routine: str
-    kind: str  # copy | clear | memcpy: decides whether src_* exist
+    kind: str  # one of records.KINDS: decides which keys exist (src_*, fill, disp)
     n: int
     src_off: int = 0
     src_fault: int | None = None  # bytes from src to its first inaccessible byte
     dst_off: int = 0
     dst_fault: int | None = None
+    fill: int = 0  # memset: its int argument as 32 bits (0xffffff81 is -127)
+    disp: int = 0  # memmove: dst - src
 
     def to_case(self, profile: str, case_id: int = 0) -> records.Case:
         def fault(value: int | None) -> int:
@@ -49,6 +55,8 @@ class Spec:
             dst_off=self.dst_off,
             src_fault=fault(self.src_fault),
             dst_fault=fault(self.dst_fault),
+            fill=self.fill,
+            disp=self.disp,
         )
 
 
@@ -60,6 +68,7 @@ def split_routine(text: str) -> tuple[str, str]:
     if not sep or not routine.strip():
         raise SpecError(
             f"malformed case spec {text!r}: expected ROUTINE:n=N[,src_off=O,src_fault=F,dst_off=O,dst_fault=F]"
+            " (memset: fill=C, no src_*; memmove: disp=D, no src_*)"
         )
     return routine.strip(), rest
 
@@ -74,6 +83,25 @@ def _parse_int(key: str, value: str) -> int:
     except ValueError:
         pass
     raise SpecError(f"{key}={value!r} is not a number (decimal or 0x-hex)")
+
+
+def _parse_signed(key: str, value: str) -> int:
+    """A number that may be negative: -5, -0x10."""
+    v = value.strip()
+    negative = v.startswith("-")
+    try:
+        magnitude = _parse_int(key, v[1:] if negative else v)
+    except SpecError:
+        raise SpecError(f"{key}={value!r} is not a number (decimal or 0x-hex, may be negative)") from None
+    return -magnitude if negative else magnitude
+
+
+def _parse_fill(value: str) -> int:
+    """memset's int: 0..0xffffffff, or negative down to -2^31 (stored as its 32 bits)."""
+    fill = _parse_signed("fill", value)
+    if not INT_MIN <= fill <= UINT_MAX:
+        raise SpecError(f"fill={value.strip()} is not an int: {INT_MIN}..{UINT_MAX} (0x-hex allowed)")
+    return fill & UINT_MAX
 
 
 def _parse_fault(key: str, value: str) -> int | None:
@@ -101,6 +129,13 @@ def _why_not(spec: Spec, error: int) -> str:
     """What is wrong with a spec the case check refuses, said so that it can be fixed."""
     if error == records.CASE_TOO_LONG:
         return f"n={spec.n} is too long: at most {records.MAX_LEN} (1 MiB)"
+    if error == records.CASE_BAD_DISP:
+        most = records.memmove_max_disp(spec.n)
+        if abs(spec.disp) > most:
+            return (f"disp={spec.disp} is out of range for n={spec.n}: |disp| <= {most} "
+                    f"(n + {records.MEMMOVE_SLACK}, and n + |disp| <= {records.MAX_LEN})")
+        return (f"disp={spec.disp} with dst_fault={spec.dst_fault} puts src further than "
+                f"{MAX_FAULT} below the fault")
     sides = {"src": (spec.src_off, spec.src_fault), "dst": (spec.dst_off, spec.dst_fault)}
     if error == records.CASE_BAD_OFFSET:
         side = "src" if spec.src_off >= records.PAGE_SIZE else "dst"
@@ -136,16 +171,23 @@ def parse_fields(routine: str, kind: str, text: str) -> Spec:
         given[key] = value
     if "n" not in given:
         raise SpecError("the case spec needs n=N (the number of bytes)")
-    if kind == "clear":
+    if kind not in records.HAS_SRC:
         extra = [k for k in SRC_KEYS if k in given]
         if extra:
-            raise SpecError(
-                f"{routine} is a clear routine: it has no source, drop {', '.join(extra)}"
-            )
+            why = ("its source is dst - disp in the same mapping: give disp=D"
+                   if kind == "memmove" else "it has no source")
+            raise SpecError(f"{routine} is a {kind} routine: {why}, drop {', '.join(extra)}")
+    for key, owner in (("fill", "memset"), ("disp", "memmove")):
+        if key in given and kind != owner:
+            raise SpecError(f"{key}= is for {owner} routines; {routine} is a {kind} routine")
     n = _parse_int("n", given["n"])
-    src_off, src_fault = (0, None) if kind == "clear" else _side("src", given)
+    src_off, src_fault = _side("src", given) if kind in records.HAS_SRC else (0, None)
     dst_off, dst_fault = _side("dst", given)
-    spec = Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault)
+    fill = _parse_fill(given["fill"]) if "fill" in given else 0
+    disp = _parse_signed("disp", given["disp"]) if "disp" in given else 0
+    if not INT_MIN <= disp < 2**31:
+        raise SpecError(f"disp={disp} is out of range for n={n}: |disp| <= {records.memmove_max_disp(n)}")
+    spec = Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
     error = records.case_check(spec.to_case("linux"))
     if error != records.CASE_OK:
         raise SpecError(_why_not(spec, error))
@@ -159,7 +201,11 @@ def parse(text: str, kind: str) -> Spec:
 
 def format_spec(spec: Spec) -> str:
     parts = [f"n={spec.n}"]
-    if spec.kind != "clear":
+    if spec.kind == "memset":
+        parts.append(f"fill={spec.fill:#x}")
+    if spec.kind == "memmove":
+        parts.append(f"disp={spec.disp}")
+    if spec.kind in records.HAS_SRC:
         parts.append(f"src_off={spec.src_off}")
         if spec.src_fault is not None:
             parts.append(f"src_fault={spec.src_fault}")
@@ -176,10 +222,11 @@ def from_case(routine: str, case: records.Case) -> Spec:
     def fault(value: int) -> int | None:
         return None if value == records.NO_FAULT else value
 
-    if kind == "clear":
-        return Spec(routine, kind, case.n, 0, None, case.dst_off, fault(case.dst_fault))
+    if kind not in records.HAS_SRC:
+        return Spec(routine, kind, case.n, 0, None, case.dst_off, fault(case.dst_fault),
+                    case.fill, case.disp)
     return Spec(routine, kind, case.n, case.src_off, fault(case.src_fault),
-                case.dst_off, fault(case.dst_fault))
+                case.dst_off, fault(case.dst_fault), case.fill, case.disp)
 
 
 def parse_spec_line(line: str, routine: "Routine") -> Spec:

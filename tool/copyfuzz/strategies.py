@@ -25,6 +25,12 @@ smallest value, so that a failing case shrinks towards small n, offset 0 and no 
      fixups), so a memcpy side is none or a boundary at or past n (end with d >= 0,
      or anywhere in n..n + 4096; F = 0 only when n == 0).
 
+memset (dst only) draws a side the way memcpy does, and its fill value first from
+the classes every memset must get right (0, 0xff, high bit set, bits above the low
+byte set, a negative int), then any 32 bits; shrinks towards 0. memmove draws its
+displacement dst - src in -(n+16)..n+16 (shrinks towards 0, the exact overlap), then
+its one side: none, or a boundary at or past where the higher buffer ends.
+
 Why fault positions are drawn, not (O, k): the start and end anchors put the weight
 where bugs live (with O uniform, a boundary within a word of the buffer's end has
 odds of a few in 4096 per side), and an end-anchored fault stays at the same place
@@ -98,10 +104,24 @@ def _boundary(draw: st.DrawFn, n: int, at_least: int) -> tuple[int, int]:
     return _offset_for(fault), fault
 
 
+# memset's fill classes (harness/cases.c sweeps the same ones).
+FILLS = (0x00, 0xFF, 0xA5, 0x1234565A, 0xFFFFFF81)
+
+
+def fills() -> st.SearchStrategy[int]:
+    return st.one_of(st.sampled_from(FILLS), st.integers(0, 2**32 - 1))
+
+
+def displacements(n: int) -> st.SearchStrategy[int]:
+    most = records.memmove_max_disp(n)
+    return st.integers(-most, most)
+
+
 @st.composite
 def sides(draw: st.DrawFn, kind: str, n: int) -> tuple[int, int]:
-    """(page offset, fault position or records.NO_FAULT) for one side of a case."""
-    if kind == "memcpy":
+    """(page offset, fault position or records.NO_FAULT) for one side of a case
+    (memmove: n is how far above dst both buffers end, records.memmove_top)."""
+    if kind in records.RETURNS_DST:
         # none, or a boundary at or past n: no access of a correct memcpy can fault
         if not draw(st.booleans()):
             return draw(page_offsets()), records.NO_FAULT
@@ -125,12 +145,15 @@ def cases(kind: str, profile: str, *, max_len: int = DEFAULT_MAX_LEN,
     @st.composite
     def build(draw: st.DrawFn) -> records.Case:
         n = draw(lengths(max_len))
+        fill = draw(fills()) if kind == "memset" else 0
+        disp = draw(displacements(n)) if kind == "memmove" else 0
         # dst before src: see the module docstring (faults move to the later side).
-        dst_off, dst_fault = draw(sides(kind, n))
-        src_off, src_fault = (0, records.NO_FAULT) if kind == "clear" else draw(sides(kind, n))
+        dst_off, dst_fault = draw(sides(kind, records.memmove_top(n, disp)))
+        src_off, src_fault = draw(sides(kind, n)) if kind in records.HAS_SRC else (0, records.NO_FAULT)
         return records.Case(
             kind=records.KINDS.index(kind), profile=records.PROFILES.index(profile), id=case_id,
             n=n, src_off=src_off, dst_off=dst_off, src_fault=src_fault, dst_fault=dst_fault,
+            fill=fill, disp=disp,
         )
 
     return build()
@@ -139,17 +162,19 @@ def cases(kind: str, profile: str, *, max_len: int = DEFAULT_MAX_LEN,
 def case_problem(case: records.Case) -> str | None:
     """Why a case is not one these strategies may produce, or None: the executor's own
     checks (records.case_check, the mirror of cf_case_check) plus the kind's rules
-    (clear: no source; memcpy: no fault before n)."""
+    (clear, memset, memmove: no source side; memcpy, memset, memmove: no fault before
+    the end, memmove's being where the higher of its buffers ends)."""
     error = records.case_check(case)
     if error != records.CASE_OK:
         return records.case_error_message(error)
-    if case.reserved or case.seal:
-        return "reserved or seal word not zero"
+    if case.seal:
+        return "seal word not zero"
     kind = records.KINDS[case.kind]
-    if kind == "clear" and (case.src_off, case.src_fault) != (0, records.NO_FAULT):
-        return "a clear case has a source side"
-    if kind == "memcpy":
-        for name, fault in (("src", case.src_fault), ("dst", case.dst_fault)):
-            if fault != records.NO_FAULT and fault < case.n:
-                return f"{name}_fault={fault} is inside a memcpy of n={case.n}"
+    if kind not in records.HAS_SRC and (case.src_off, case.src_fault) != (0, records.NO_FAULT):
+        return f"a {kind} case has a source side"
+    if kind in records.RETURNS_DST:
+        top = records.memmove_top(case.n, case.disp)
+        for name, fault, end in (("src", case.src_fault, case.n), ("dst", case.dst_fault, top)):
+            if fault != records.NO_FAULT and fault < end:
+                return f"{name}_fault={fault} is inside a {kind} of n={case.n}"
     return None
