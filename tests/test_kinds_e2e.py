@@ -58,7 +58,7 @@ def test_mutants_show_the_class_they_declare(tmp_path: Path) -> None:
     ("riscv/mutants/memmove-always-forward:n=2,disp=1", 1, "src = dst-1"),
     ("riscv/memmove:n=20,disp=1", 0, "destination and canaries as expected"),
     ("riscv/memmove:n=20,disp=-36", 0, "destination and canaries as expected"),
-    ("riscv/mutants/memset-no-mask:n=16,fill=-127", 1, "expected 0x81, got 0xff"),
+    ("riscv/mutants/memset-no-mask:n=16,fill=-127", 1, "should be the fill byte 0x81, it is 0xff"),
     ("riscv/mutants/memset-past-end:n=3,fill=0xa5", 1, "store-out-of-bounds"),
     ("riscv/memset:n=3,fill=0xa5,dst_fault=3", 0, "destination and canaries as expected"),
 ])

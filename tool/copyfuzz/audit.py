@@ -324,7 +324,7 @@ def _entry_state(kind: str) -> State:
     state = [_UNKNOWN] * 32
     state[_INDEX["zero"]] = (frozenset({CONST}), 0)
     state[_INDEX["sp"]] = (frozenset({STACK}), None)
-    for reg in POINTER_ARGS[kind]:
+    for reg in POINTER_ARGS.get(kind, ("a0", "a1")):  # "": a fixup, entered from any kind
         state[_INDEX[reg]] = (frozenset({USER}), None)
     return tuple(state)
 

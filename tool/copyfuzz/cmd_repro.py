@@ -56,7 +56,7 @@ def difference_kind(spec: Spec, result: records.Result) -> str | None:
     if off < 0 or off >= spec.n:
         return "outside-the-buffer"
     returned = not set(result.class_list) & {"hang", "unhandled-fault", "crash"}
-    if returned and spec.kind != "memcpy" and off >= result.claimed:
+    if returned and spec.kind not in records.RETURNS_DST and off >= result.claimed:
         return "stored-but-not-reported"
     return "wrong-byte"
 
@@ -75,7 +75,7 @@ def _data_row(spec: Spec, result: records.Result) -> str:
     if kind == "outside-the-buffer":
         return (f"stored outside [dst, dst + n): dst{off:+d} now holds {got:#04x} (it held {want:#04x} "
                 f"before the call){more}")
-    source = "zero" if spec.kind == "clear" else "the source byte"
+    source = {"clear": "zero", "memset": "the fill byte"}.get(spec.kind, "the source byte")
     return f"wrong byte: dst{off:+d} should be {source} {want:#04x}, it is {got:#04x}{more}"
 
 
