@@ -172,10 +172,12 @@ test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref
 
 # pytest (testpaths in pytest.ini: tests/ and fuzz/); its "no tests ran" (exit 5) is a failure, never a pass.
-# TEST_JOBS pytest-xdist workers (tests sharing an expensive fixture carry one xdist_group).
+# TEST_JOBS pytest-xdist workers; --dist loadscope keeps each module (and each chain of docs
+# pages, a class) on one worker, so its module fixtures run once; the scopes go out in the
+# order tests/conftest.py gives them (longest first), not by their number of tests.
 TEST_JOBS ?= 2
 test-py: all
-	$(Q)$(PYTHON) -m pytest -q -n $(TEST_JOBS) --dist loadgroup; rc=$$?; \
+	$(Q)$(PYTHON) -m pytest -q -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 deps:

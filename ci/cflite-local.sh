@@ -10,7 +10,7 @@
 #   ci/cflite-local.sh [--root DIR] [--sanitizer address|undefined] [--check] [ROUTINE...]
 #
 #   --root DIR   scratch directory [/tmp/copyfuzz-cflite]: DIR/src, DIR/work, DIR/out
-#                ($OUT) are made anew each run
+#                ($OUT) are made anew each run; runs on one DIR take turns
 #   ROUTINE...   extra targets, e.g. riscv/mutants/wrong-shift (COPYFUZZ_EXTRA_TARGETS)
 #   --check      then run the targets from $OUT as a runner would (another directory,
 #                no COPYFUZZ_* variable, empty PATH): every bundled routine's target
@@ -53,8 +53,15 @@ undefined)
 *) echo "cflite-local.sh: --sanitizer address|undefined" >&2; exit 2 ;;
 esac
 
-# Only a directory this script made is wiped.
+# Only a directory this script made is wiped. One run at a time per directory: a second
+# run (another shell, another test worker) waits for the first, whose $OUT it would wipe
+# (the lock is DIR.lock, beside it).
 mkdir -p "$root"
+exec {lock}>>"$root.lock"
+if ! flock -n "$lock"; then
+	echo "cflite-local.sh: $root is in use by another run: waiting for it" >&2
+	flock "$lock"
+fi
 if [[ -n $(ls -A "$root") && ! -e $root/.copyfuzz-cflite ]]; then
 	echo "cflite-local.sh: $root is not empty and not ours; choose another --root" >&2
 	exit 2

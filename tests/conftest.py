@@ -68,15 +68,27 @@ def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> "plan.SweepPlan":
     return plan.SweepPlan(plan.CfRef(lib), "copy", "linux", 64, max_len=1)
 
 
-# ---- two workers (pytest-xdist, `make check`): the longest chain starts first ----
-# The docs pages run on one worker (their xdist_group) and take the longest; started last
-# they would leave the other worker idle at the end. Modules stay contiguous, so a
-# module's fixtures are still set up once per worker.
-FIRST = ("tests/test_docs_commands.py",)
+# ---- two workers (pytest-xdist, `make check`): the longest scopes start first ----
+# --dist loadscope hands out whole modules (and docs page chains, classes) in collection
+# order; one long scope started last leaves the other worker idle at the end. The order
+# only changes when things finish, never what runs: modules stay contiguous, so their
+# fixtures are set up once per worker. Longest first, as measured (docs/perf.md).
+LONG_SCOPES = (
+    "tests/test_docs_commands.py::TestPages_README_md",
+    "tests/test_fuzz_e2e.py",
+    "tests/test_ci_e2e.py",
+    "tests/test_fuzz_kill_e2e.py",
+    "tests/test_fuzz_campaigns_e2e.py",
+    "tests/test_docs_commands.py",
+    "tests/test_fuzz_hygiene_e2e.py",
+    "tests/test_hostile_e2e.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: order kept otherwise
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, scope in enumerate(LONG_SCOPES) if item.nodeid.startswith(scope)), len(LONG_SCOPES))
+    items.sort(key=rank)  # stable: the order within a scope is kept
 
 
 # ---- the session leaves no process behind (tests/leftovers.py, tests/test_leftovers.py) ----

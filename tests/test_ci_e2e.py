@@ -174,10 +174,6 @@ def test_junit_writer_on_hand_made_results(tmp_path: Path) -> None:
 # ---- campaign.sh ----
 
 
-# The tests on the campaign share one worker (pytest-xdist), so it runs once.
-ON_CAMPAIGN = pytest.mark.xdist_group("ci-campaign")
-
-
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The mutant first, then the correct routine, with two engines: the campaign must go
@@ -188,7 +184,6 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     return proc, tmp
 
 
-@ON_CAMPAIGN
 def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign) -> None:
     proc, tmp = campaign
     art = tmp / "art"
@@ -221,7 +216,6 @@ def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign) -> Non
     assert (art / STEM[CLEAN] / "afl" / "findings" / "afl" / "main-b" / "queue").is_dir()
 
 
-@ON_CAMPAIGN
 def test_campaign_green_resumes_the_corpus_cache(campaign) -> None:
     _, tmp = campaign
     cache = tmp / "cache" / STEM[CLEAN]
@@ -272,7 +266,7 @@ def test_campaign_reports_a_run_that_fails_and_goes_on(tmp_path: Path) -> None:
     assert len(cases) == 2
     for tc in cases.values():
         error = tc.find("error")
-        assert error is not None and "build failed" in (error.get("message") or ""), ET.tostring(tc)
+        assert error is not None and "does not build" in (error.get("message") or ""), ET.tostring(tc)
         assert "not_an_instruction" in (error.text or "")  # the assembler said why
         assert tc.find("system-err") is not None
     stderrs = list(art.glob("*/*/result.stderr"))
@@ -310,7 +304,6 @@ def test_campaign_unknown_target_exits_2_with_a_report(tmp_path: Path, args: lis
 # ---- replay.sh ----
 
 
-@ON_CAMPAIGN
 def test_replay_is_green_on_the_catalogue_and_red_when_a_mutant_escapes(campaign, tmp_path: Path) -> None:
     _, tmp = campaign
     corpora = tmp_path / "corpora"
@@ -351,7 +344,6 @@ def test_replay_bad_input_and_nothing_to_replay(tmp_path: Path) -> None:
 # ---- minimise-corpus.sh ----
 
 
-@ON_CAMPAIGN
 def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign, tmp_path: Path) -> None:
     _, tmp = campaign
     cache = tmp_path / "cache"
@@ -373,7 +365,6 @@ def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign, tmp_path: P
 # ---- AFL++ across hosts ----
 
 
-@ON_CAMPAIGN
 def test_afl_sync_brings_another_hosts_queue_that_afl_imports(campaign, tmp_path: Path) -> None:
     """Host b's main-b queue (from the campaign) into host a's output dir; host a's next
     run imports it first thing (AFL_IMPORT_FIRST with --afl-host; AFL++ records what it

@@ -8,6 +8,7 @@ Needs clang, the riscv64 gcc and a dynamic qemu-user: a missing tool FAILS these
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -219,3 +220,22 @@ def test_docker_context_leaves_out_what_git_ignores() -> None:
     wanted = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
               if line.strip() and not line.startswith("#")}
     assert not wanted - ignored, f".dockerignore lacks {sorted(wanted - ignored)}"
+
+
+def test_cflite_local_runs_on_one_root_take_turns(tmp_path: Path) -> None:
+    """A second ci/cflite-local.sh on the same --root waits for the first (which would
+    otherwise have its $OUT wiped mid-run), says so, then builds."""
+    root = tmp_path / "cfl"
+    root.mkdir()
+    with open(f"{root}.lock", "a") as held:  # the first run, as far as the second can tell
+        fcntl.flock(held, fcntl.LOCK_EX)
+        second = subprocess.Popen(["bash", str(ROOT / "ci" / "cflite-local.sh"), "--root", str(root)],
+                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert second.stderr is not None
+        line = second.stderr.readline()
+        assert "is in use by another run: waiting for it" in line, line
+        time.sleep(1)
+        assert second.poll() is None and not (root / "out").exists(), "it went ahead"
+    out, err = second.communicate(timeout=600)
+    assert second.returncode == 0, err[-3000:]
+    assert any(p.name.endswith("_fuzzer") for p in (root / "out").iterdir())

@@ -42,9 +42,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-# One worker runs every page (pytest-xdist): the scratch tree is built once, and a command
-# run after the same commands is run once.
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("docs")]
+pytestmark = pytest.mark.e2e
 
 COMMAND_TIMEOUT_S = 600
 BUILD_TIMEOUT_S = 1200
@@ -363,7 +361,7 @@ class Runner:
 BUILD = "make -s all && make -s XLEN=32 all"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def runner():
     root = Path(tempfile.mkdtemp(prefix="copyfuzz-docs-"))
     keep = os.environ.get("COPYFUZZ_DOCS_KEEP") == "1"
@@ -462,8 +460,7 @@ def test_relative_links_resolve():
     assert not broken, "links to nothing:\n" + "\n".join(broken)
 
 
-@pytest.mark.parametrize("cmd", COMMANDS, ids=[c.where for c in COMMANDS])
-def test_docs_command(cmd: Command, runner: Runner):
+def run_command(cmd: Command, runner: Runner) -> None:
     if cmd.not_run:
         pytest.skip(f"{cmd.where}: {cmd.not_run}")
     outcome = runner.run(cmd)
@@ -475,3 +472,29 @@ def test_docs_command(cmd: Command, runner: Runner):
         pytest.fail(f"{cmd.where}: `{cmd.text}` exited {outcome.status}, the page expects "
                     f"{cmd.expect}{again} ({outcome.seconds:.1f} s)\n" + tail(outcome.output),
                     pytrace=False)
+
+
+def page_chains(commands: list[Command]) -> list[list[str]]:
+    """Pages grouped so that pages whose first run commands are the same (and so share
+    the runs of their common prefix) are in one group; in the order of the pages."""
+    pages = list(dict.fromkeys(c.page for c in commands))
+    first = {p: next((normalise(c.text) for c in commands if c.page == p and not c.not_run), p) for p in pages}
+    chains: dict[str, list[str]] = {}
+    for p in pages:
+        chains.setdefault(first[p], []).append(p)
+    return list(chains.values())
+
+
+def _chain_class(pages: list[str]) -> type:
+    cmds = [c for c in COMMANDS if c.page in pages]
+
+    @pytest.mark.parametrize("cmd", cmds, ids=[c.where for c in cmds])
+    def test_command(self: object, cmd: Command, runner: Runner) -> None:
+        run_command(cmd, runner)
+    return type("TestPages_" + re.sub(r"\W", "_", pages[0]), (), {"test_command": test_command,
+                                                                    "__doc__": ", ".join(pages)})
+
+
+for _pages in page_chains(COMMANDS):
+    _cls = _chain_class(_pages)
+    globals()[_cls.__name__] = _cls

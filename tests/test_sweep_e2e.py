@@ -41,10 +41,6 @@ def routines(built: None) -> list[dict[str, Any]]:
     return json.loads(proc.stdout)
 
 
-# The tests on the mutant sweep share one worker (pytest-xdist), so it runs once.
-ON_MUTANT_REPORT = pytest.mark.xdist_group("mutant-report")
-
-
 @pytest.fixture(scope="module")
 def mutant_report(built: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     findings = tmp_path_factory.mktemp("mutant-findings")
@@ -78,7 +74,6 @@ def test_bundled_routines_are_clean_under_exact(built: None, routines: list[dict
     assert not any(tmp_path.iterdir())  # nothing found, nothing written
 
 
-@ON_MUTANT_REPORT
 def test_every_mutant_is_caught_with_its_classes(mutant_report: dict[str, Any],
                                                  routines: list[dict[str, Any]]) -> None:
     mutants = {r["name"]: r for r in routines if r["mutant"]}
@@ -96,7 +91,6 @@ def test_every_mutant_is_caught_with_its_classes(mutant_report: dict[str, Any],
     assert mutant_report["_exit"] == 0
 
 
-@ON_MUTANT_REPORT
 def test_findings_files_hold_the_reproducers(mutant_report: dict[str, Any]) -> None:
     directory = Path(str(mutant_report["_findings_dir"]))
     for r in mutant_report["routines"]:
@@ -107,7 +101,6 @@ def test_findings_files_hold_the_reproducers(mutant_report: dict[str, Any]) -> N
             assert last[cls] == spec
 
 
-@ON_MUTANT_REPORT
 def test_repro_of_each_mutant_reproducer_shows_its_class(mutant_report: dict[str, Any]) -> None:
     for r in mutant_report["routines"]:
         defining = r["expect"][0]
