@@ -195,7 +195,8 @@ static void write_snapshot(void)
 		unlink(tmp);
 }
 
-/* About once a second (a clock read every 256 inputs): the coverage snapshot. */
+/* About once a second (a clock read every 256 inputs): the coverage snapshot, and an end
+ * to the run if the process it works for (COPYFUZZ_WATCH_PID) has ended. */
 static void every_second(void)
 {
 	static uint64_t calls;
@@ -208,6 +209,10 @@ static void every_second(void)
 		return;
 	last = now.tv_sec;
 	write_snapshot();
+	if (cf_watched_has_ended()) {
+		cf_channel_stop();
+		cf_watched_stop();
+	}
 }
 
 /* The finding goes to disk first (COPYFUZZ_FINDINGS), then to stderr, then abort(). */

@@ -48,8 +48,12 @@ void cf_config_load(const char *argv0);
 int cf_is_libfuzzer_parent(int argc, char **argv);
 void cf_pin_to_one_cpu(void);
 /* Every process forked from here on dies with its parent; a forkserver (AFL++) dies with
- * afl-fuzz. With COPYFUZZ_WATCH_PID, a thread ends the process once that one has ended. */
+ * afl-fuzz. With COPYFUZZ_WATCH_PID, a thread ends the process once that one has ended,
+ * and the input loop asks cf_watched_has_ended too (driver.c: the thread alone was seen to
+ * miss the end under heavy load, cause not found); cf_watched_stop says why and exits. */
 void cf_processes_init(int forkserver);
+int cf_watched_has_ended(void);
+__attribute__((noreturn)) void cf_watched_stop(void);
 
 /* ---- the executor channel: executor_channel.c ---- */
 

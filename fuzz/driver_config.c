@@ -256,6 +256,27 @@ static void in_forked_child(void)
 	}
 }
 
+int cf_watched_has_ended(void)
+{
+	if (watched <= 0)
+		return 0;
+	if (watch_fd >= 0) {
+		struct pollfd p = {watch_fd, POLLIN, 0};
+		return poll(&p, 1, 0) > 0;
+	}
+	return kill(watched, 0) != 0 && errno == ESRCH; /* no pidfds (Linux < 5.3) */
+}
+
+void cf_watched_stop(void)
+{
+	static const char msg[] = "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) "
+				  "has ended: stopping\n";
+	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(0);
+}
+
 /* The watcher: its own thread, so that nothing the engine does (a long input, a leak
  * check, a merge) delays the stop. A pidfd is readable once the process has ended, even
  * before it is reaped, and cannot mistake a new process with the same pid for it. The
@@ -271,12 +292,7 @@ static void *watch_thread(void *arg)
 		while (!(kill(watched, 0) != 0 && errno == ESRCH))
 			sleep(1);
 	}
-	static const char msg[] = "copyfuzz driver: the process it works for (COPYFUZZ_WATCH_PID) "
-				  "has ended: stopping\n";
-	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
-		/* nothing more to say */
-	}
-	_exit(0);
+	cf_watched_stop();
 }
 
 /* libFuzzer's -jobs/-workers/-fork parent only starts workers (each a fresh process
