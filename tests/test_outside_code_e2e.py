@@ -184,3 +184,33 @@ def test_cov_takes_the_file_positionally_or_with_file(tmp_path: Path) -> None:
         assert json.loads(proc.stdout)["coverage"]["executed"] > 0
     proc = run_cli("cov", src, "--file", src, "--symbol", "memcpy", "--json")
     assert proc.returncode == 2 and "not both" in json.loads(proc.stdout)["error"]
+
+
+# ---- point 13: BSD copyin/copyout (an onfault handler, no exception table) ----
+
+BSD_LINE = "the BSD onfault convention"
+
+
+@pytest.mark.parametrize("command, symbol", [("check", "copyin"), ("check", "copyout"), ("audit", "copyin"),
+                                             ("check", "copyout:memcpy")])
+def test_a_file_using_an_onfault_handler_is_refused_with_the_convention_named(
+        tmp_path: Path, command: str, symbol: str) -> None:
+    extra = ["--max-len", "8", "--findings", str(tmp_path)] if command == "check" else []
+    proc = run_cli(command, f"{OUT}/bsd_onfault.S", "--symbol", symbol, "--json", *extra)
+    assert proc.returncode == 2, proc.stdout
+    error = str(json.loads(proc.stdout)["error"])
+    assert "uses set_onfault" in error and BSD_LINE in error and "not supported" in error
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("symbol", ["copyout", "copyout:memcpy"])
+def test_a_bsd_named_routine_without_a_table_is_the_bsd_convention_not_a_memcpy(
+        tmp_path: Path, symbol: str) -> None:
+    """No onfault name in the file: the symbol's name says what it is. Before, the hint
+    offered `--symbol copyout:memcpy` (its arguments are not memcpy's, nor its return)."""
+    rc, data, err = _check(tmp_path, f"{OUT}/bsd_handler.S", "--symbol", symbol, max_len="8")
+    assert rc == 2 and data is not None, err
+    error = str(data["error"])
+    assert "no exception table" in error and BSD_LINE in error, error
+    assert ":memcpy" not in error and ":memmove" not in error
+    assert len(err.strip().splitlines()) == 1
