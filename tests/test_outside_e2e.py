@@ -6,6 +6,8 @@
   front of the wrapper and the body. The audit must follow the call, list the
   threshold loads as own data and the ra save as stack, and name the sized
   functions in reports.
+- tail_report.S: a copy that stores the last byte of a 5-byte copy but reports it not
+  copied, as the source byte or as its complement: repro tells the two apart.
 - traps.S: a copy whose seeded bugs end the call with SIGILL or with SIGTRAP in its
   .fixup section: sweep, check and repro name the signal, its reason and the code.
 Needs the cross toolchain and QEMU: a missing tool FAILS these tests.
@@ -25,6 +27,7 @@ pytestmark = pytest.mark.e2e
 OUTSIDE = ROOT / "tests" / "fixtures" / "outside"
 SHARED = str(OUTSIDE / "shared_body.S")
 TRAPS = str(OUTSIDE / "traps.S")
+TAIL = str(OUTSIDE / "tail_report.S")
 COPY = ["--symbol", "__asm_copy_to_user"]
 
 
@@ -133,6 +136,30 @@ def test_repro_says_stored_but_not_reported_for_a_byte_past_the_reported_count()
     data = json.loads(proc.stdout)["data"]
     assert data["first_is"] == "stored-but-not-reported" and data["first_offset"] >= 64
     text = run_cli("repro", spec, "--profile", "linux").stdout
-    assert "stored but not reported: dst+64 now holds" in text and "expected 0x" not in text, text
+    assert "stored but not reported (the correct source byte): dst+64 now holds" in text, text
+    assert "expected 0x" not in text
     wrong = run_cli("repro", "riscv/mutants/wrong-shift:n=16,src_off=0,dst_off=5").stdout
     assert "wrong byte: dst+8 should be the source byte" in wrong, wrong
+
+
+@pytest.mark.parametrize("define, first_is", [("CONFIG_FIXTURE_UNREPORTED", "stored-but-not-reported"),
+                                              ("CONFIG_FIXTURE_SCRIBBLE", "wrong-byte-past-reported")])
+def test_repro_tells_the_source_byte_past_the_count_from_a_wrong_one(define: str, first_is: str) -> None:
+    """The byte at dst+4 is past the reported count (C = 4) either way; only one of the two
+    is the source byte, which the result record does not carry (libcfref computes it)."""
+    spec = f"{TAIL}:__asm_copy_to_user:n=5,src_off=3,dst_off=7"
+    rc, rep = repro(spec, "-D", define)
+    assert rc == 1 and rep["claimed"] == 4, rep
+    data = rep["data"]
+    assert data["first_is"] == first_is and data["first_offset"] == 4 and data["differing_bytes"] == 1
+    correct, got = data["correct_byte"], data["actual_byte"]
+    assert correct is not None and (got == correct) == (first_is == "stored-but-not-reported")
+    if first_is != "stored-but-not-reported":
+        assert got == correct ^ 0xFF  # the fixture stores the complement
+    text = run_cli("repro", spec, "-D", define, "--kind", "copy").stdout
+    line = {"stored-but-not-reported": "stored but not reported (the correct source byte): dst+4 now holds",
+            "wrong-byte-past-reported": f"stored a wrong byte past the reported count: dst+4 now holds {got:#04x}, "
+                                        f"neither what it held before the call"}[first_is]
+    assert line in text, text
+    if first_is != "stored-but-not-reported":
+        assert f"the source byte there is {correct:#04x}" in text
