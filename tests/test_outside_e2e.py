@@ -9,7 +9,8 @@
 - tail_report.S: a copy that stores the last byte of a 5-byte copy but reports it not
   copied, as the source byte or as its complement: repro tells the two apart.
 - traps.S: a copy whose seeded bugs end the call with SIGILL or with SIGTRAP in its
-  .fixup section: sweep, check and repro name the signal, its reason and the code.
+  .fixup section, with SIGBUS (a misaligned AMO) or SIGFPE (sent to itself): sweep,
+  check and repro name the signal, its reason and the code.
 Needs the cross toolchain and QEMU: a missing tool FAILS these tests.
 """
 
@@ -128,6 +129,31 @@ def test_a_crash_shows_its_signal_reason_and_code(tmp_path: Path, define: str, s
         assert rep["ended_by"]["handled_before"] == 1  # the SIGSEGV whose fixup led there
     text = run_cli("repro", f"{TRAPS}:__asm_copy_to_user:{spec}", "-D", define, "--kind", "copy")
     assert f"{signal} ({reason}) at pc {ended['where']}" in text.stdout, text.stdout
+
+
+@pytest.mark.parametrize("define, klass, signal, reason", [
+    ("CONFIG_FIXTURE_MISALIGNED_AMO", "unhandled-fault", "SIGBUS", "misaligned address"),
+    ("CONFIG_FIXTURE_RAISE_SIGFPE", "crash", "SIGFPE", "sent by kill()"),
+])
+def test_sigbus_and_sigfpe_as_qemu_user_mode_can_produce_them(tmp_path: Path, define: str, klass: str,
+                                                               signal: str, reason: str) -> None:
+    """SIGBUS: only a misaligned AMO (QEMU emulates misaligned plain loads and stores); it
+    is a fault the table is asked about, as the kernel's do_trap_error does, so without an
+    entry it is unhandled. SIGFPE: no RISC-V instruction raises it; a routine can send it
+    to itself, a crash (docs/semantics.md)."""
+    rc, r = check(tmp_path, TRAPS, "-D", define)
+    assert rc == 1 and list(r["findings"]) == [klass], r
+    ended = r["ended_by"][klass]
+    assert (ended["signal"], ended["reason"]) == (signal, reason) and ended["where"].startswith("__asm_copy_to_user+")
+    rc, rep = repro(f"{TRAPS}:__asm_copy_to_user:n=3,src_off=0,dst_off=0", "-D", define)
+    assert rc == 1 and rep["errors"] == [klass]
+    assert (rep["ended_by"]["signal"], rep["ended_by"]["reason"]) == (signal, reason)
+    rows = rep["code"]["signal"]
+    at = [i for i, row in enumerate(rows) if row["at"]]
+    assert len(at) == 1 and rows[at[0]]["address"] == rep["fault"]["pc"]
+    # a fault's pc is the instruction's; a signal sent by a system call stops after the ecall
+    insn = rows[at[0]]["insn"] if signal == "SIGBUS" else rows[at[0] - 1]["insn"]
+    assert insn.startswith("amoadd.w" if signal == "SIGBUS" else "ecall"), rows
 
 
 def test_repro_says_stored_but_not_reported_for_a_byte_past_the_reported_count() -> None:
