@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import fuzz_args, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -214,3 +214,27 @@ def test_a_bsd_named_routine_without_a_table_is_the_bsd_convention_not_a_memcpy(
     assert "no exception table" in error and BSD_LINE in error, error
     assert ":memcpy" not in error and ":memmove" not in error
     assert len(err.strip().splitlines()) == 1
+
+
+def test_fuzz_of_a_file_saves_a_regression_whose_options_rebuild_it(tmp_path: Path) -> None:
+    """`fuzz FILE.S --symbol S -D ...`, the file positional: the campaign ends at its finding
+    (--until), the regression's `# options:` line carries the -D, and replay rebuilds the
+    file with it and reproduces (without the line the file is clean: the options matter)."""
+    src = f"{OUT}/traps.S"
+    proc = run_cli(*fuzz_args(tmp_path, src, "libfuzzer", 300, "--symbol", "__asm_copy_to_user",
+                              "-D", "CONFIG_FIXTURE_EBREAK_IN_FIXUP", "--until", "crash", "--seed", "1"),
+                   timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    [spec] = sorted((tmp_path / "regressions").glob("*--crash.spec"))
+    text = spec.read_text()
+    assert "# options: -DCONFIG_FIXTURE_EBREAK_IN_FIXUP --kind copy" in text and "# found-by: libfuzzer" in text
+    [line] = [x for x in text.splitlines() if x and not x.startswith("#")]
+    assert line.startswith(f"{src}:__asm_copy_to_user:n="), line
+    replay = run_cli("replay", str(tmp_path / "regressions"), "--json")
+    assert replay.returncode == 1, replay.stderr
+    [entry] = json.loads(replay.stdout)
+    assert entry["options"] == ["-DCONFIG_FIXTURE_EBREAK_IN_FIXUP", "--kind", "copy"], entry
+    bare = tmp_path / "bare" / "bare.spec"
+    bare.parent.mkdir()
+    bare.write_text(f"# class: crash\n# options: --kind copy\n{line}\n")
+    assert run_cli("replay", str(bare.parent)).returncode == 0
