@@ -26,7 +26,7 @@ from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
-from .ui import emit, stdout_console
+from .ui import emit, plural, stdout_console
 
 
 def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
@@ -76,7 +76,7 @@ def _data_row(spec: Spec, result: records.Result, correct: int | None) -> str:
     """The first difference, each against its own reference: the source (or zero), or
     what the byte held before the call."""
     off, want, got = result.diff_off, result.diff_want, result.diff_got
-    more = f"; {_plural(result.diff_count, 'byte')} differ{'s' if result.diff_count == 1 else ''} in all"
+    more = f"; {plural(result.diff_count, 'byte')} differ{'s' if result.diff_count == 1 else ''} in all"
     kind = difference_kind(spec, result, correct)
     done = "cleared" if spec.kind == "clear" else "copied"
     count = (f"the routine reported C = {result.claimed} bytes {done}: by its count this byte was not "
@@ -171,10 +171,6 @@ def _linux_range(n: int, a: int) -> str:
 _NO_RETURN = ("hang", "unhandled-fault", "crash")
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def memcheck_report(plugin: PluginMemory) -> dict[str, object]:
     """The plugin's view of the case: its counters and the first access of each kind
     outside the windows."""
@@ -204,11 +200,11 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
         rows.append(("return", f"N = {result.ret}   expected N = n - A = {n - a} (exact); "
                                f"linux allows {_linux_range(n, a)}{mark}"))
         done = "cleared" if spec.kind == "clear" else "copied"
-        rows.append(("claimed", f"C = n - N = {_plural(result.claimed, 'byte')} claimed {done}"))
+        rows.append(("claimed", f"C = n - N = {plural(result.claimed, 'byte')} claimed {done}"))
     sides = {"clear": "accessible", "memset": "accessible",
              "memmove": f"accessible on both sides (one mapping, src = dst{-spec.disp:+d})"}.get(
         spec.kind, "accessible on both sides")
-    rows.append(("accessible", f"A = {_plural(a, 'leading byte')} {sides} (n = {n})"))
+    rows.append(("accessible", f"A = {plural(a, 'leading byte')} {sides} (n = {n})"))
     if result.diff_count:
         data = report["data"]
         assert isinstance(data, dict)
@@ -226,12 +222,12 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
             text += f", address {ended['address_relative']}"
         rows.append(("signal", f"{text}: {what}"))
         if ended["handled_before"]:
-            rows.append(("fault", f"{_plural(int(ended['handled_before']), 'fault')} handled before it"))
+            rows.append(("fault", f"{plural(int(ended['handled_before']), 'fault')} handled before it"))
     elif result.faults:
         fixup = fault["fixup_symbol"] or "[red]none[/]"
         signal_name = (f" ({executor.signal_name(result.signal)}: "
                        f"{signals.reason(result.signal, signals.si_code(result))})" if result.signal else "")
-        rows.append(("fault", f"{_plural(result.faults, 'fault')} taken{signal_name}; first at pc "
+        rows.append(("fault", f"{plural(result.faults, 'fault')} taken{signal_name}; first at pc "
                               f"{fault['pc_symbol']}, address {fault['address_relative']}, fixup -> {fixup}"))
     else:
         rows.append(("fault", "none taken"))
