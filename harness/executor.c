@@ -67,6 +67,8 @@ static void attach_plugin(uint64_t fd)
 	plugin->fixup_lo = (uintptr_t)cf_target.fixup_start;
 	plugin->fixup_hi = (uintptr_t)cf_target.fixup_end;
 	plugin->code_hi = (uintptr_t)cf_target.text_end;
+	plugin->data_lo = (uintptr_t)cf_target.data_start;
+	plugin->data_hi = (uintptr_t)cf_target.data_end;
 	plugin->code_lo = (uintptr_t)cf_target.text_start; /* last: arms the plugin */
 }
 

@@ -70,6 +70,18 @@ def test_audit_follows_the_call_into_the_shared_body_and_classifies_every_access
         next(row for row in a["listing"] if row["where"] == "copy_body_sum_enabled")["address"], 16)
 
 
+def test_memcheck_lets_the_routine_load_its_own_data(tmp_path: Path) -> None:
+    """The plugin's memory audit (check --memcheck, and every fuzz campaign) called the
+    threshold load a load-out-of-bounds on every case: the routine's own data
+    (cf_target_data) may be loaded like the source and the stack."""
+    rc, r = check(tmp_path, SHARED, "--memcheck")
+    assert rc == 0 and r["findings"] == {} and r["notes"] == {}, r
+    proc = run_cli("repro", f"{SHARED}:__asm_copy_to_user:n=3,src_off=0,dst_off=0", "--kind", "copy",
+                   "--memcheck", "--json")
+    memcheck = json.loads(proc.stdout)["memcheck"]
+    assert proc.returncode == 0 and memcheck["violations"] == [] and memcheck["counters"]["loads"] >= 4, memcheck
+
+
 def test_missing_entry_in_the_called_body_is_found_and_named_by_its_sized_function(tmp_path: Path) -> None:
     define = ["-D", "CONFIG_FIXTURE_MISSING_ENTRY"]
     rc, a = audit(SHARED, *define)
