@@ -238,3 +238,13 @@ def test_fuzz_of_a_file_saves_a_regression_whose_options_rebuild_it(tmp_path: Pa
     bare.parent.mkdir()
     bare.write_text(f"# class: crash\n# options: --kind copy\n{line}\n")
     assert run_cli("replay", str(bare.parent)).returncode == 0
+
+
+def test_c_reaching_the_assembler_names_the_included_c_file_and_its_switch(tmp_path: Path) -> None:
+    rc, data, err = _check(tmp_path, f"{OUT}/c_guarded.S", "--symbol", "cf_guarded_memcpy")
+    assert rc == 2 and data is not None, err
+    assert ("C code reached the assembler: c_guarded.S includes c_guarded.c, whose assembly is chosen by a "
+            "switch (its first switch: try -D CF_FIXTURE_SMALL)") in str(data["error"])
+    rc, data, err = _check(tmp_path, f"{OUT}/c_guarded.S", "--symbol", "cf_guarded_memcpy", "-D", "CF_FIXTURE_SMALL")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}

@@ -219,11 +219,37 @@ def explain_link_failure(message: str, routine: Routine) -> CopyfuzzError:
     return CopyfuzzError(f"{routine.name.rpartition(':')[0]}: {text}")
 
 
+_C_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+\.c)[>"]', re.MULTILINE)
+_FIRST_SWITCH = re.compile(r"^\s*#\s*if(?:n?def)?\s+(?:!?\s*defined\s*\(?\s*)?([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def c_reached_assembler(details: str, path: Path) -> str:
+    """When C reached the assembler through a C file the source includes (picolibc's
+    memcpy-asm.S includes memcpy.c: its C part, or its assembly, is chosen by a switch):
+    which file, and the switch that file tests first ('' when that is not the failure)."""
+    if "unrecognized opcode" not in details:
+        return ""
+    try:
+        m = _C_INCLUDE.search(path.read_text(errors="replace"))
+    except OSError:
+        return ""
+    if not m:
+        return ""
+    switch = ""
+    try:
+        first = _FIRST_SWITCH.search((path.parent / m.group(1)).read_text(errors="replace"))
+        switch = f" (its first switch: try -D {first.group(1)})" if first else ""
+    except OSError:
+        pass
+    return (f"; C code reached the assembler: {path.name} includes {m.group(1)}, whose assembly "
+            f"is chosen by a switch{switch}")
+
+
 def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
     """An assembler error, with where the kernel's includes come from."""
     return CopyfuzzError(
         f"{path} does not build (the assembler's messages follow). Kernel includes "
         f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
         f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D; headers of "
-        f"your own: -I DIR; symbols from other files: --with FILE.S",
+        f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}",
         details=e.details)
