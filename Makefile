@@ -163,10 +163,12 @@ $(AFL_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(HEAD
 	  $(FUZZ_OBJ)/ref-plain.o $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
-# The enumeration and the oracle for the tool (tool/copyfuzz/plan.py) and the tests, via ctypes.
-$(LIBCFREF): ref/ref.c harness/cases.c $(HEADERS) Makefile
+# The enumeration, the oracle and the source pattern for the tool (tool/copyfuzz/plan.py) and
+# the tests, via ctypes.
+$(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c && mv -f $(TMP) $@
+	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c harness/arena.c && \
+	  mv -f $(TMP) $@
 
 test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref

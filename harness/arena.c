@@ -31,26 +31,12 @@ int cf_arena_seal(struct cf_arena *a)
 
 uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off)
 {
-	return a->acc + CF_PAGE_SIZE + (off % CF_PAGE_SIZE);
-}
-
-uint8_t *cf_place_fault_after(const struct cf_arena *a, uint64_t fault)
-{
-	return a->acc_end - fault;
-}
-
-uint8_t *cf_place_in_guard(const struct cf_arena *a, uint32_t off)
-{
-	return a->acc_end + (off % CF_PAGE_SIZE);
+	return a->acc + cf_place_index(off, CF_NO_FAULT);
 }
 
 uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault)
 {
-	if (fault == CF_NO_FAULT)
-		return cf_place_clear_of_guards(a, off);
-	if (fault == 0)
-		return cf_place_in_guard(a, off);
-	return cf_place_fault_after(a, fault);
+	return a->acc + cf_place_index(off, fault);
 }
 
 /* splitmix64: a fast stream whose every byte depends on its position. */
@@ -61,12 +47,39 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* Word k of the stream seeded by seed: bytes [8k, 8k + 8), little-endian. */
+static uint64_t pattern_word(uint64_t seed, uint64_t k)
+{
+	return mix64(seed * 0x9e3779b97f4a7c15ull + 1 + (k + 1) * 0x9e3779b97f4a7c15ull);
+}
+
 void cf_fill_pattern(uint8_t *p, size_t len, uint64_t seed)
 {
-	uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
 	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = mix64(state += 0x9e3779b97f4a7c15ull);
+		uint64_t w = pattern_word(seed, i / 8);
 		for (size_t k = 0; k < 8 && i + k < len; k++)
 			p[i + k] = (uint8_t)(w >> (8 * k));
 	}
+}
+
+uint8_t cf_pattern_byte(uint64_t seed, uint64_t i)
+{
+	return (uint8_t)(pattern_word(seed, i / 8) >> (8 * (i % 8)));
+}
+
+uint64_t cf_place_index(uint32_t off, uint64_t fault)
+{
+	if (fault == CF_NO_FAULT)
+		return CF_PAGE_SIZE + (off % CF_PAGE_SIZE);
+	if (fault == 0)
+		return CF_ARENA_WINDOW + (off % CF_PAGE_SIZE);
+	return CF_ARENA_WINDOW - fault;
+}
+
+int cf_case_src_byte(const struct cf_case *c, int64_t i)
+{
+	if (!cf_kind_has_src(c->kind) || i < 0)
+		return -1;
+	uint64_t at = cf_place_index(c->src_off, c->src_fault) + (uint64_t)i;
+	return at < CF_ARENA_WINDOW ? cf_pattern_byte(CF_SRC_SEED, at) : -1;
 }

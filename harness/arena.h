@@ -22,6 +22,9 @@
 
 #define CF_ARENA_WINDOW (CF_MAX_LEN + 3 * CF_PAGE_SIZE)
 #define CF_ARENA_GUARD (CF_MAX_LEN + 2 * CF_PAGE_SIZE)
+/* The executor's fill seeds: the source arena, and the destination's canary image. */
+#define CF_SRC_SEED 0x5eed5eedull
+#define CF_CANARY_SEED 0xca9a21e5ull
 
 struct cf_arena {
 	uint8_t *base; /* the whole reservation */
@@ -37,15 +40,16 @@ void cf_arena_fini(struct cf_arena *a);
 /* Make the window read-only (the source: a stray store then faults). */
 int cf_arena_seal(struct cf_arena *a);
 
-/* Start at page offset off, at least a page from either edge of the window. */
-uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off);
-/* Start fault bytes before the high guard: byte [fault] is the first inaccessible one. */
-uint8_t *cf_place_fault_after(const struct cf_arena *a, uint64_t fault);
-/* Start inside the high guard at page offset off: not even byte 0 is accessible. */
-uint8_t *cf_place_in_guard(const struct cf_arena *a, uint32_t off);
-
-/* The placement a case side asks for (fault == CF_NO_FAULT: clear of guards). */
+/*
+ * Where a case side starts, as an offset from the window's first byte (acc): with no
+ * fault, at page offset off a page clear of either edge; with fault > 0, fault bytes
+ * before the high guard (byte [fault] is the first inaccessible one); with fault == 0,
+ * inside the high guard at page offset off (not even byte 0 is accessible).
+ */
+uint64_t cf_place_index(uint32_t off, uint64_t fault);
+/* The placement a case side asks for, and the no-fault one for page offset off. */
 uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault);
+uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off);
 
 /* Bytes readable from p before the high guard (0 if p is in it). */
 static inline uint64_t cf_arena_readable(const struct cf_arena *a, const uint8_t *p)
@@ -55,5 +59,15 @@ static inline uint64_t cf_arena_readable(const struct cf_arena *a, const uint8_t
 
 /* The deterministic pseudo-random fill: byte i of a stream seeded by seed. */
 void cf_fill_pattern(uint8_t *p, size_t len, uint64_t seed);
+/* Byte i of that stream, alone (what cf_fill_pattern stores at p[i]). */
+uint8_t cf_pattern_byte(uint64_t seed, uint64_t i);
+
+/*
+ * Byte i of a case's source as the executor's source arena holds it (filled with
+ * CF_SRC_SEED and never written), or -1 where the source has no readable byte (past its
+ * fault, or a kind without a source of its own). A pure function of the case: the tool
+ * computes it through libcfref.so (repro: is a byte stored past the count the source's?).
+ */
+int cf_case_src_byte(const struct cf_case *c, int64_t i);
 
 #endif /* CF_ARENA_H */

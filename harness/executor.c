@@ -20,8 +20,6 @@
 #include "trap.h"
 #include "util.h"
 
-#define SRC_SEED 0x5eed5eedull
-#define CANARY_SEED 0xca9a21e5ull
 #define PROGRESS_EVERY 8192
 
 static struct cf_arena src_arena, dst_arena;
@@ -69,6 +67,8 @@ static void attach_plugin(uint64_t fd)
 	plugin->fixup_lo = (uintptr_t)cf_target.fixup_start;
 	plugin->fixup_hi = (uintptr_t)cf_target.fixup_end;
 	plugin->code_hi = (uintptr_t)cf_target.text_end;
+	plugin->data_lo = (uintptr_t)cf_target.data_start;
+	plugin->data_hi = (uintptr_t)cf_target.data_end;
 	plugin->code_lo = (uintptr_t)cf_target.text_start; /* last: arms the plugin */
 }
 
@@ -138,7 +138,7 @@ static void publish(const struct cf_case *c, const struct cf_observed *o, const 
 
 static void setup(uint32_t timeout_ms)
 {
-	if (cf_arena_init(&src_arena, SRC_SEED) || cf_arena_init(&dst_arena, CANARY_SEED))
+	if (cf_arena_init(&src_arena, CF_SRC_SEED) || cf_arena_init(&dst_arena, CF_CANARY_SEED))
 		fail("cannot map the guard-page arenas");
 	dst_before = cf_mmap_anon(CF_ARENA_WINDOW, CF_PROT_RW);
 	if (!dst_before)

@@ -110,18 +110,22 @@ else
 fi
 
 # Every executable section is the routine's code: .fixup into cf_target_fixup, the rest
-# into cf_target_text (the linker puts sections of one name together).
+# into cf_target_text (the linker puts sections of one name together). Its other
+# allocated sections but the table are its own data, cf_target_data: the plugin's memory
+# audit lets the routine load from there (a threshold it reads by symbol).
 renames=()
-while IFS= read -r sec; do
-	case $sec in
-	cf_target_text | cf_target_fixup) ;;
-	.fixup) renames+=(--rename-section "$sec=cf_target_fixup") ;;
-	*) renames+=(--rename-section "$sec=cf_target_text") ;;
+while read -r sec flags; do
+	case $sec:$flags in
+	cf_target_text:* | cf_target_fixup:* | cf_target_data:* | __ex_table:*) ;;
+	.fixup:*X*) renames+=(--rename-section "$sec=cf_target_fixup") ;;
+	*:*X*) renames+=(--rename-section "$sec=cf_target_text") ;;
+	.note*:* | .comment:*) ;;
+	*:*A*) renames+=(--rename-section "$sec=cf_target_data") ;;
 	esac
 done < <($CF_LINK_READELF -SW "$obj" | awk '
 	/^ *\[ *[0-9]+\]/ {
 		sub(/^[^]]*\] +/, "")
-		if (NF == 10 && $7 ~ /X/) print $1
+		if (NF == 10) print $1, $7
 	}')
 if [ ${#renames[@]} -gt 0 ]; then
 	$CF_LINK_OBJCOPY "${renames[@]}" "$obj"

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define CF_PLUGIN_MAGIC 0x31504643u /* "CFP1" */
-#define CF_PLUGIN_VERSION 2
+#define CF_PLUGIN_VERSION 3
 #define CF_COV_MAP_SIZE 4096 /* edge-coverage bytes, reset per case */
 #define CF_INSN_SLOTS 8192 /* per-instruction counts: (pc - lo) / 2 */
 #define CF_EXTABLE_SLOTS 1024 /* per-entry hit counts (executor) */
@@ -77,6 +77,9 @@ struct cf_plugin_shm {
 	uint64_t insn_count[CF_INSN_SLOTS]; /* by (pc - code_lo) / 2, code then fixup */
 	uint64_t extable_hits[CF_EXTABLE_SLOTS]; /* by table entry index (executor) */
 	uint8_t insn_flow[CF_INSN_SLOTS]; /* CF_FLOW_* bits, slots as insn_count */
+	/* set by the executor once: the routine's own data (cf_target_data), or 0, 0;
+	 * loads from it are no violation (stores are) */
+	uint64_t data_lo, data_hi;
 };
 
 /*

@@ -15,6 +15,8 @@ extern const uint8_t __start_cf_target_text[] __attribute__((weak));
 extern const uint8_t __stop_cf_target_text[] __attribute__((weak));
 extern const uint8_t __start_cf_target_fixup[] __attribute__((weak));
 extern const uint8_t __stop_cf_target_fixup[] __attribute__((weak));
+extern const uint8_t __start_cf_target_data[] __attribute__((weak));
+extern const uint8_t __stop_cf_target_data[] __attribute__((weak));
 
 const struct cf_target cf_target = {
 	.name = CF_TARGET_NAME,
@@ -26,4 +28,6 @@ const struct cf_target cf_target = {
 	.text_end = __stop_cf_target_text,
 	.fixup_start = __start_cf_target_fixup,
 	.fixup_end = __stop_cf_target_fixup,
+	.data_start = __start_cf_target_data,
+	.data_end = __stop_cf_target_data,
 };

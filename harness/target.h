@@ -18,6 +18,7 @@ struct cf_target {
 	struct cf_extable table;
 	const uint8_t *text_start, *text_end; /* the routine object's code */
 	const uint8_t *fixup_start, *fixup_end; /* its .fixup section, if any */
+	const uint8_t *data_start, *data_end; /* its own data (cf_target_data), if any */
 };
 
 extern const struct cf_target cf_target;

@@ -177,7 +177,8 @@ static void mem_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint
 		c->loads++;
 		c->bytes_loaded += size;
 		if (within(vaddr, end, s->src_lo, s->src_hi) ||
-		    within(vaddr, end, s->stack_lo, s->stack_hi))
+		    within(vaddr, end, s->stack_lo, s->stack_hi) ||
+		    within(vaddr, end, s->data_lo, s->data_hi))
 			return;
 		/* A naturally aligned load sharing bytes with the source cannot
 		 * fault where the source does not: a note, not an error. */

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import fuzz_args, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -184,3 +184,67 @@ def test_cov_takes_the_file_positionally_or_with_file(tmp_path: Path) -> None:
         assert json.loads(proc.stdout)["coverage"]["executed"] > 0
     proc = run_cli("cov", src, "--file", src, "--symbol", "memcpy", "--json")
     assert proc.returncode == 2 and "not both" in json.loads(proc.stdout)["error"]
+
+
+# ---- point 13: BSD copyin/copyout (an onfault handler, no exception table) ----
+
+BSD_LINE = "the BSD onfault convention"
+
+
+@pytest.mark.parametrize("command, symbol", [("check", "copyin"), ("check", "copyout"), ("audit", "copyin"),
+                                             ("check", "copyout:memcpy")])
+def test_a_file_using_an_onfault_handler_is_refused_with_the_convention_named(
+        tmp_path: Path, command: str, symbol: str) -> None:
+    extra = ["--max-len", "8", "--findings", str(tmp_path)] if command == "check" else []
+    proc = run_cli(command, f"{OUT}/bsd_onfault.S", "--symbol", symbol, "--json", *extra)
+    assert proc.returncode == 2, proc.stdout
+    error = str(json.loads(proc.stdout)["error"])
+    assert "uses set_onfault" in error and BSD_LINE in error and "not supported" in error
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("symbol", ["copyout", "copyout:memcpy"])
+def test_a_bsd_named_routine_without_a_table_is_the_bsd_convention_not_a_memcpy(
+        tmp_path: Path, symbol: str) -> None:
+    """No onfault name in the file: the symbol's name says what it is. Before, the hint
+    offered `--symbol copyout:memcpy` (its arguments are not memcpy's, nor its return)."""
+    rc, data, err = _check(tmp_path, f"{OUT}/bsd_handler.S", "--symbol", symbol, max_len="8")
+    assert rc == 2 and data is not None, err
+    error = str(data["error"])
+    assert "no exception table" in error and BSD_LINE in error, error
+    assert ":memcpy" not in error and ":memmove" not in error
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_fuzz_of_a_file_saves_a_regression_whose_options_rebuild_it(tmp_path: Path) -> None:
+    """`fuzz FILE.S --symbol S -D ...`, the file positional: the campaign ends at its finding
+    (--until), the regression's `# options:` line carries the -D, and replay rebuilds the
+    file with it and reproduces (without the line the file is clean: the options matter)."""
+    src = f"{OUT}/traps.S"
+    proc = run_cli(*fuzz_args(tmp_path, src, "libfuzzer", 300, "--symbol", "__asm_copy_to_user",
+                              "-D", "CONFIG_FIXTURE_EBREAK_IN_FIXUP", "--until", "crash", "--seed", "1"),
+                   timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    [spec] = sorted((tmp_path / "regressions").glob("*--crash.spec"))
+    text = spec.read_text()
+    assert "# options: -DCONFIG_FIXTURE_EBREAK_IN_FIXUP --kind copy" in text and "# found-by: libfuzzer" in text
+    [line] = [x for x in text.splitlines() if x and not x.startswith("#")]
+    assert line.startswith(f"{src}:__asm_copy_to_user:n="), line
+    replay = run_cli("replay", str(tmp_path / "regressions"), "--json")
+    assert replay.returncode == 1, replay.stderr
+    [entry] = json.loads(replay.stdout)
+    assert entry["options"] == ["-DCONFIG_FIXTURE_EBREAK_IN_FIXUP", "--kind", "copy"], entry
+    bare = tmp_path / "bare" / "bare.spec"
+    bare.parent.mkdir()
+    bare.write_text(f"# class: crash\n# options: --kind copy\n{line}\n")
+    assert run_cli("replay", str(bare.parent)).returncode == 0
+
+
+def test_c_reaching_the_assembler_names_the_included_c_file_and_its_switch(tmp_path: Path) -> None:
+    rc, data, err = _check(tmp_path, f"{OUT}/c_guarded.S", "--symbol", "cf_guarded_memcpy")
+    assert rc == 2 and data is not None, err
+    assert ("C code reached the assembler: c_guarded.S includes c_guarded.c, whose assembly is chosen by a "
+            "switch (its first switch: try -D CF_FIXTURE_SMALL)") in str(data["error"])
+    rc, data, err = _check(tmp_path, f"{OUT}/c_guarded.S", "--symbol", "cf_guarded_memcpy", "-D", "CF_FIXTURE_SMALL")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}

@@ -6,8 +6,11 @@
   front of the wrapper and the body. The audit must follow the call, list the
   threshold loads as own data and the ra save as stack, and name the sized
   functions in reports.
+- tail_report.S: a copy that stores the last byte of a 5-byte copy but reports it not
+  copied, as the source byte or as its complement: repro tells the two apart.
 - traps.S: a copy whose seeded bugs end the call with SIGILL or with SIGTRAP in its
-  .fixup section: sweep, check and repro name the signal, its reason and the code.
+  .fixup section, with SIGBUS (a misaligned AMO) or SIGFPE (sent to itself): sweep,
+  check and repro name the signal, its reason and the code.
 Needs the cross toolchain and QEMU: a missing tool FAILS these tests.
 """
 
@@ -25,6 +28,7 @@ pytestmark = pytest.mark.e2e
 OUTSIDE = ROOT / "tests" / "fixtures" / "outside"
 SHARED = str(OUTSIDE / "shared_body.S")
 TRAPS = str(OUTSIDE / "traps.S")
+TAIL = str(OUTSIDE / "tail_report.S")
 COPY = ["--symbol", "__asm_copy_to_user"]
 
 
@@ -66,6 +70,18 @@ def test_audit_follows_the_call_into_the_shared_body_and_classifies_every_access
         next(row for row in a["listing"] if row["where"] == "copy_body_sum_enabled")["address"], 16)
 
 
+def test_memcheck_lets_the_routine_load_its_own_data(tmp_path: Path) -> None:
+    """The plugin's memory audit (check --memcheck, and every fuzz campaign) called the
+    threshold load a load-out-of-bounds on every case: the routine's own data
+    (cf_target_data) may be loaded like the source and the stack."""
+    rc, r = check(tmp_path, SHARED, "--memcheck")
+    assert rc == 0 and r["findings"] == {} and r["notes"] == {}, r
+    proc = run_cli("repro", f"{SHARED}:__asm_copy_to_user:n=3,src_off=0,dst_off=0", "--kind", "copy",
+                   "--memcheck", "--json")
+    memcheck = json.loads(proc.stdout)["memcheck"]
+    assert proc.returncode == 0 and memcheck["violations"] == [] and memcheck["counters"]["loads"] >= 4, memcheck
+
+
 def test_missing_entry_in_the_called_body_is_found_and_named_by_its_sized_function(tmp_path: Path) -> None:
     define = ["-D", "CONFIG_FIXTURE_MISSING_ENTRY"]
     rc, a = audit(SHARED, *define)
@@ -94,7 +110,8 @@ def test_a_body_the_audit_cannot_reach_is_a_problem_not_an_all_clear(tmp_path: P
     assert rc == 1 and r["findings"] == {}, r  # the copy itself works: the audit is what fails
     assert len(r["audit"]["problems"]) == 1
     text = run_cli("check", SHARED, *COPY, *define, "--max-len", "4", "--findings", str(tmp_path))
-    assert text.returncode == 1 and "1 problems" in text.stdout and "ok" not in text.stdout.split("\n")[3]
+    assert text.returncode == 1 and "1 problem" in text.stdout and "ok" not in text.stdout.split("\n")[3]
+    assert "1 problems" not in text.stdout
 
 
 @pytest.mark.parametrize("define, spec, signal, reason, where", [
@@ -127,12 +144,61 @@ def test_a_crash_shows_its_signal_reason_and_code(tmp_path: Path, define: str, s
     assert f"{signal} ({reason}) at pc {ended['where']}" in text.stdout, text.stdout
 
 
+@pytest.mark.parametrize("define, klass, signal, reason", [
+    ("CONFIG_FIXTURE_MISALIGNED_AMO", "unhandled-fault", "SIGBUS", "misaligned address"),
+    ("CONFIG_FIXTURE_RAISE_SIGFPE", "crash", "SIGFPE", "sent by kill()"),
+])
+def test_sigbus_and_sigfpe_as_qemu_user_mode_can_produce_them(tmp_path: Path, define: str, klass: str,
+                                                               signal: str, reason: str) -> None:
+    """SIGBUS: only a misaligned AMO (QEMU emulates misaligned plain loads and stores); it
+    is a fault the table is asked about, as the kernel's do_trap_error does, so without an
+    entry it is unhandled. SIGFPE: no RISC-V instruction raises it; a routine can send it
+    to itself, a crash (docs/semantics.md)."""
+    rc, r = check(tmp_path, TRAPS, "-D", define)
+    assert rc == 1 and list(r["findings"]) == [klass], r
+    ended = r["ended_by"][klass]
+    assert (ended["signal"], ended["reason"]) == (signal, reason) and ended["where"].startswith("__asm_copy_to_user+")
+    rc, rep = repro(f"{TRAPS}:__asm_copy_to_user:n=3,src_off=0,dst_off=0", "-D", define)
+    assert rc == 1 and rep["errors"] == [klass]
+    assert (rep["ended_by"]["signal"], rep["ended_by"]["reason"]) == (signal, reason)
+    rows = rep["code"]["signal"]
+    at = [i for i, row in enumerate(rows) if row["at"]]
+    assert len(at) == 1 and rows[at[0]]["address"] == rep["fault"]["pc"]
+    # a fault's pc is the instruction's; a signal sent by a system call stops after the ecall
+    insn = rows[at[0]]["insn"] if signal == "SIGBUS" else rows[at[0] - 1]["insn"]
+    assert insn.startswith("amoadd.w" if signal == "SIGBUS" else "ecall"), rows
+
+
 def test_repro_says_stored_but_not_reported_for_a_byte_past_the_reported_count() -> None:
     spec = "riscv/mutants/no-progress-partial-word:n=192,dst_off=4000,dst_fault=96"
     proc = run_cli("repro", spec, "--profile", "linux", "--json")
     data = json.loads(proc.stdout)["data"]
     assert data["first_is"] == "stored-but-not-reported" and data["first_offset"] >= 64
     text = run_cli("repro", spec, "--profile", "linux").stdout
-    assert "stored but not reported: dst+64 now holds" in text and "expected 0x" not in text, text
+    assert "stored but not reported (the correct source byte): dst+64 now holds" in text, text
+    assert "expected 0x" not in text
     wrong = run_cli("repro", "riscv/mutants/wrong-shift:n=16,src_off=0,dst_off=5").stdout
     assert "wrong byte: dst+8 should be the source byte" in wrong, wrong
+
+
+@pytest.mark.parametrize("define, first_is", [("CONFIG_FIXTURE_UNREPORTED", "stored-but-not-reported"),
+                                              ("CONFIG_FIXTURE_SCRIBBLE", "wrong-byte-past-reported")])
+def test_repro_tells_the_source_byte_past_the_count_from_a_wrong_one(define: str, first_is: str) -> None:
+    """The byte at dst+4 is past the reported count (C = 4) either way; only one of the two
+    is the source byte, which the result record does not carry (libcfref computes it)."""
+    spec = f"{TAIL}:__asm_copy_to_user:n=5,src_off=3,dst_off=7"
+    rc, rep = repro(spec, "-D", define)
+    assert rc == 1 and rep["claimed"] == 4, rep
+    data = rep["data"]
+    assert data["first_is"] == first_is and data["first_offset"] == 4 and data["differing_bytes"] == 1
+    correct, got = data["correct_byte"], data["actual_byte"]
+    assert correct is not None and (got == correct) == (first_is == "stored-but-not-reported")
+    if first_is != "stored-but-not-reported":
+        assert got == correct ^ 0xFF  # the fixture stores the complement
+    text = run_cli("repro", spec, "-D", define, "--kind", "copy").stdout
+    line = {"stored-but-not-reported": "stored but not reported (the correct source byte): dst+4 now holds",
+            "wrong-byte-past-reported": f"stored a wrong byte past the reported count: dst+4 now holds {got:#04x}, "
+                                        f"neither what it held before the call"}[first_is]
+    assert line in text, text
+    if first_is != "stored-but-not-reported":
+        assert f"the source byte there is {correct:#04x}" in text

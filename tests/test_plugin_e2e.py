@@ -25,7 +25,7 @@ def test_plugin_abi_mirror_matches_the_header(tmp_path: Path) -> None:
                                                           text=True).stdout.splitlines())
     py = {f: getattr(plugin.Shm, f).offset for f in ("plugin_ready", "code_lo", "fixup_hi", "stack_hi",
                                                       "now", "edges", "cases", "insn_count", "extable_hits",
-                                                      "insn_flow")}
+                                                      "insn_flow", "data_lo", "data_hi")}
     py["now.viol"] = plugin.Shm.now.offset + plugin.CaseCounters.viol.offset
     py["now.store_oob"] = plugin.Shm.now.offset + plugin.CaseCounters.store_oob.offset
     py["now.overread"] = plugin.Shm.now.offset + plugin.CaseCounters.overread.offset

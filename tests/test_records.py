@@ -199,3 +199,9 @@ def test_classes_and_profiles() -> None:
     assert records.reg_names((1 << 0) | (1 << 12) | (1 << 15)) == ["s0", "sp", "ra"]
     for code in range(len(records.CASE_ERRORS)):
         assert records.case_error_message(code)
+
+
+def test_class_descriptions_fit_every_kind() -> None:
+    """wrong-data is about the byte each kind must store, not only a copy's source byte."""
+    about = records.CLASS_BY_NAME["wrong-data"].about
+    assert "source" in about and "zero for clear" in about and "fill byte for memset" in about

@@ -525,6 +525,27 @@ static void test_arena(void)
 	p = cf_place(&a, 0, CF_MAX_LEN + CF_PAGE_SIZE);
 	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "the longest fault still has canaries before");
 	cf_arena_fini(&a);
+
+	/* The source byte a case sees, computed from the case alone, is what the arena holds. */
+	CHECK(cf_arena_init(&a, CF_SRC_SEED) == 0, "source arena maps");
+	struct cf_case c = {.magic = CF_CASE_MAGIC, .kind = CF_KIND_COPY, .n = 64, .src_off = 13};
+	c.src_fault = CF_NO_FAULT;
+	p = cf_place(&a, c.src_off, c.src_fault);
+	int same = 1;
+	for (int64_t i = 0; i < 64; i++)
+		same &= cf_case_src_byte(&c, i) == p[i];
+	CHECK(same && cf_case_src_byte(&c, -1) == -1, "source bytes clear of the guards");
+	c.src_off = 4000, c.src_fault = 96;
+	p = cf_place(&a, c.src_off, c.src_fault);
+	same = 1;
+	for (int64_t i = 0; i < 96; i++)
+		same &= cf_case_src_byte(&c, i) == p[i];
+	CHECK(same && cf_case_src_byte(&c, 96) == -1, "source bytes up to the fault, none past it");
+	c.src_fault = 0;
+	CHECK(cf_case_src_byte(&c, 0) == -1, "no source byte in the guard");
+	c.kind = CF_KIND_CLEAR, c.src_fault = CF_NO_FAULT;
+	CHECK(cf_case_src_byte(&c, 0) == -1, "clear has no source");
+	cf_arena_fini(&a);
 }
 
 static void test_extable(void)

@@ -22,6 +22,8 @@ int main(void)
 	OFF(insn_count);
 	OFF(extable_hits);
 	OFF(insn_flow);
+	OFF(data_lo);
+	OFF(data_hi);
 	printf("size %zu\n", sizeof(struct cf_plugin_shm));
 	printf("snapshot.slot %zu\n", offsetof(struct cf_cov_snapshot, slot));
 	printf("snapshot.entry %zu\n", offsetof(struct cf_cov_snapshot, entry));

@@ -44,6 +44,36 @@ def guess_kind(symbol: str) -> str:
     return "copy"
 
 
+# BSD kernels (FreeBSD, OpenBSD) handle a fault in copyin/copyout with no exception table:
+# the routine stores a handler's address in the thread's pcb_onfault (SET_FAULT_HANDLER,
+# SWAP_FAULT_HANDLER), the trap handler resumes there, and the routine returns 0 or EFAULT.
+BSD_COPY_NAMES = ("copyin", "copyout", "copyinstr", "copyoutstr", "copyin32", "kcopy")
+_ONFAULT = re.compile(r"\b(?:\w*onfault\w*|(?:SET|SWAP)_FAULT_HANDLER)\b", re.IGNORECASE)
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+BSD_UNSUPPORTED = ("the BSD onfault convention (int copyin/copyout(...) returning 0 or EFAULT, a fault "
+                   "resuming at a handler stored in the thread's pcb_onfault, no __ex_table) is not "
+                   "supported: copyfuzz runs exception-table fixups (kinds copy, clear) and routines "
+                   "without fixups (memcpy, memset, memmove)")
+
+
+def onfault_reference(text: str) -> str | None:
+    """The first onfault-style name in assembly source outside comments, or None."""
+    m = _ONFAULT.search(_COMMENT.sub(" ", text))
+    return m.group(0) if m else None
+
+
+def no_extable_message(path: Path, symbol: str, kind: str) -> str | None:
+    """Why `check` refuses a routine in a file without an exception table, or None when its
+    kind needs none: a BSD-named routine never, whatever its kind (its contract is none of
+    ours); a copy or clear routine with a hint at the kinds that fit."""
+    if symbol in BSD_COPY_NAMES:
+        return f"{path}: {symbol} has no exception table (__ex_table) and is named as a BSD routine: {BSD_UNSUPPORTED}"
+    if kind in records.RETURNS_DST:
+        return None
+    return (f"{path}: {symbol} is a {kind} routine but the file has no exception table "
+            f"(__ex_table): every fault would be unhandled. {no_extable_hint(symbol, kind)}")
+
+
 def no_extable_hint(symbol: str, kind: str) -> str:
     """What to try when a copy or clear routine has no exception table: the kinds without
     fixups whose arguments are the same as this kind's (never memcpy for a memset)."""
@@ -125,6 +155,12 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
         raise CopyfuzzError(f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
     build.check(xlen)
     src = path.resolve()
+    try:
+        onfault = onfault_reference(src.read_text(errors="replace"))
+    except OSError as e:
+        raise CopyfuzzError(f"{path}: cannot read ({e.strerror})") from None
+    if onfault:
+        raise CopyfuzzError(f"{path}: {symbol}: the file uses {onfault}: {BSD_UNSUPPORTED}")
     flags = [f"-D{d}" for d in build.defines] + (["-DCF_ALTERNATIVE"] if build.alternative else [])
     includes = [str(Path(i).resolve()) for i in build.includes]
     withs = [str(Path(w).resolve()) for w in build.withs]
@@ -183,11 +219,37 @@ def explain_link_failure(message: str, routine: Routine) -> CopyfuzzError:
     return CopyfuzzError(f"{routine.name.rpartition(':')[0]}: {text}")
 
 
+_C_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+\.c)[>"]', re.MULTILINE)
+_FIRST_SWITCH = re.compile(r"^\s*#\s*if(?:n?def)?\s+(?:!?\s*defined\s*\(?\s*)?([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def c_reached_assembler(details: str, path: Path) -> str:
+    """When C reached the assembler through a C file the source includes (picolibc's
+    memcpy-asm.S includes memcpy.c: its C part, or its assembly, is chosen by a switch):
+    which file, and the switch that file tests first ('' when that is not the failure)."""
+    if "unrecognized opcode" not in details:
+        return ""
+    try:
+        m = _C_INCLUDE.search(path.read_text(errors="replace"))
+    except OSError:
+        return ""
+    if not m:
+        return ""
+    switch = ""
+    try:
+        first = _FIRST_SWITCH.search((path.parent / m.group(1)).read_text(errors="replace"))
+        switch = f" (its first switch: try -D {first.group(1)})" if first else ""
+    except OSError:
+        pass
+    return (f"; C code reached the assembler: {path.name} includes {m.group(1)}, whose assembly "
+            f"is chosen by a switch{switch}")
+
+
 def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
     """An assembler error, with where the kernel's includes come from."""
     return CopyfuzzError(
         f"{path} does not build (the assembler's messages follow). Kernel includes "
         f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
         f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D; headers of "
-        f"your own: -I DIR; symbols from other files: --with FILE.S",
+        f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}",
         details=e.details)

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from . import build, executor, records
-from .checkfile import no_extable_hint
+from .checkfile import BSD_COPY_NAMES, no_extable_message
 from .cmd_sweep import check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
 from .selection import file_routines
@@ -23,11 +23,10 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     routines = file_routines(root, args.file, args, args.profile)
     build.build_routines(root, routines)
     for r in routines:
-        if r.kind in records.RETURNS_DST:
+        if r.kind in records.RETURNS_DST and r.symbol not in BSD_COPY_NAMES:
             continue
         info = executor.info(executor.executor_argv(root, r.elf, build.run_prefix(r.xlen)))
-        if info.get("extable") == "none":
-            raise CopyfuzzError(
-                f"{path}: {r.symbol} is a {r.kind} routine but the file has no exception table "
-                f"(__ex_table): every fault would be unhandled. {no_extable_hint(r.symbol, r.kind)}")
+        message = no_extable_message(path, r.symbol, r.kind) if info.get("extable") == "none" else None
+        if message:
+            raise CopyfuzzError(message)
     return sweep_and_report(root, args, routines)

@@ -19,14 +19,14 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, fuzzinput, records, regressions, signals
+from . import build, executor, fuzzinput, plan, records, regressions, signals
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
-from .ui import emit, stdout_console
+from .ui import emit, plural, stdout_console
 
 
 def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
@@ -46,10 +46,21 @@ def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
     return best[1] if best else f"{addr:#x}"
 
 
-def difference_kind(spec: Spec, result: records.Result) -> str | None:
+def correct_byte(cfref: plan.CfRef, spec: Spec, profile: str, off: int) -> int | None:
+    """What a complete call stores at dst + off: zero (clear), the fill byte (memset), else
+    the source byte there (None where the source has no readable byte)."""
+    if spec.kind == "clear":
+        return 0
+    if spec.kind == "memset":
+        return spec.fill & 0xFF
+    return cfref.src_byte(spec.to_case(profile), off)
+
+
+def difference_kind(spec: Spec, result: records.Result, correct: int | None = None) -> str | None:
     """What the first differing byte is, by where it lies (the oracle's ranges,
-    docs/semantics.md): a wrong byte of the copy, a byte stored past the count the
-    routine reported, or a byte outside [dst, dst + n)."""
+    docs/semantics.md): a wrong byte of the copy; past the count the routine reported,
+    the byte a complete call stores there (correct: stored but not reported) or another
+    one (a wrong byte past the reported count); or a byte outside [dst, dst + n)."""
     if not result.diff_count:
         return None
     off = result.diff_off
@@ -57,30 +68,38 @@ def difference_kind(spec: Spec, result: records.Result) -> str | None:
         return "outside-the-buffer"
     returned = not set(result.class_list) & {"hang", "unhandled-fault", "crash"}
     if returned and spec.kind not in records.RETURNS_DST and off >= result.claimed:
-        return "stored-but-not-reported"
+        return "stored-but-not-reported" if result.diff_got == correct else "wrong-byte-past-reported"
     return "wrong-byte"
 
 
-def _data_row(spec: Spec, result: records.Result) -> str:
+def _data_row(spec: Spec, result: records.Result, correct: int | None) -> str:
     """The first difference, each against its own reference: the source (or zero), or
     what the byte held before the call."""
     off, want, got = result.diff_off, result.diff_want, result.diff_got
-    more = f"; {_plural(result.diff_count, 'byte')} differ{'s' if result.diff_count == 1 else ''} in all"
-    kind = difference_kind(spec, result)
+    more = f"; {plural(result.diff_count, 'byte')} differ{'s' if result.diff_count == 1 else ''} in all"
+    kind = difference_kind(spec, result, correct)
+    done = "cleared" if spec.kind == "clear" else "copied"
+    count = (f"the routine reported C = {result.claimed} bytes {done}: by its count this byte was not "
+             f"touched{more}")
+    source = {"clear": "zero", "memset": "the fill byte"}.get(spec.kind, "the source byte")
     if kind == "stored-but-not-reported":
-        done = "cleared" if spec.kind == "clear" else "copied"
-        return (f"stored but not reported: dst{off:+d} now holds {got:#04x} (it held {want:#04x} before the "
-                f"call), but the routine reported C = {result.claimed} bytes {done}: by its count this "
-                f"byte was not touched{more}")
+        what = "zero, as a clear stores" if spec.kind == "clear" else "the correct source byte"
+        return (f"stored but not reported ({what}): "
+                f"dst{off:+d} now holds {got:#04x} (it held {want:#04x} before the call), but {count}")
+    if kind == "wrong-byte-past-reported":
+        should = f"{source} there is {correct:#04x}" if correct is not None else "the source has no readable byte there"
+        return (f"stored a wrong byte past the reported count: dst{off:+d} now holds {got:#04x}, neither what it "
+                f"held before the call ({want:#04x}) nor the byte a complete call stores ({should}); {count}")
     if kind == "outside-the-buffer":
         return (f"stored outside [dst, dst + n): dst{off:+d} now holds {got:#04x} (it held {want:#04x} "
                 f"before the call){more}")
-    source = {"clear": "zero", "memset": "the fill byte"}.get(spec.kind, "the source byte")
     return f"wrong byte: dst{off:+d} should be {source} {want:#04x}, it is {got:#04x}{more}"
 
 
-def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None) -> dict[str, object]:
-    """Everything the report shows, as data (the --json output)."""
+def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None,
+            correct: int | None = None) -> dict[str, object]:
+    """Everything the report shows, as data (the --json output); correct is what a complete
+    call stores at the first differing byte (correct_byte), when that byte is in [0, n)."""
     n, a = spec.n, result.accessible
     out: dict[str, object] = {
         "spec": format_spec(spec),
@@ -104,7 +123,8 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
     out["data"] = {
         "differing_bytes": result.diff_count,
         "first_offset": result.diff_off if result.diff_count else None,
-        "first_is": difference_kind(spec, result),
+        "first_is": difference_kind(spec, result, correct),
+        "correct_byte": correct if result.diff_count and 0 <= result.diff_off < n else None,
         "expected_byte": result.diff_want if result.diff_count else None,
         "actual_byte": result.diff_got if result.diff_count else None,
     }
@@ -151,10 +171,6 @@ def _linux_range(n: int, a: int) -> str:
 _NO_RETURN = ("hang", "unhandled-fault", "crash")
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def memcheck_report(plugin: PluginMemory) -> dict[str, object]:
     """The plugin's view of the case: its counters and the first access of each kind
     outside the windows."""
@@ -184,13 +200,15 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
         rows.append(("return", f"N = {result.ret}   expected N = n - A = {n - a} (exact); "
                                f"linux allows {_linux_range(n, a)}{mark}"))
         done = "cleared" if spec.kind == "clear" else "copied"
-        rows.append(("claimed", f"C = n - N = {_plural(result.claimed, 'byte')} claimed {done}"))
+        rows.append(("claimed", f"C = n - N = {plural(result.claimed, 'byte')} claimed {done}"))
     sides = {"clear": "accessible", "memset": "accessible",
              "memmove": f"accessible on both sides (one mapping, src = dst{-spec.disp:+d})"}.get(
         spec.kind, "accessible on both sides")
-    rows.append(("accessible", f"A = {_plural(a, 'leading byte')} {sides} (n = {n})"))
+    rows.append(("accessible", f"A = {plural(a, 'leading byte')} {sides} (n = {n})"))
     if result.diff_count:
-        rows.append(("data", _data_row(spec, result)))
+        data = report["data"]
+        assert isinstance(data, dict)
+        rows.append(("data", _data_row(spec, result, data["correct_byte"])))
     else:
         rows.append(("data", "destination and canaries as expected"))
     fault = report["fault"]
@@ -204,12 +222,12 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
             text += f", address {ended['address_relative']}"
         rows.append(("signal", f"{text}: {what}"))
         if ended["handled_before"]:
-            rows.append(("fault", f"{_plural(int(ended['handled_before']), 'fault')} handled before it"))
+            rows.append(("fault", f"{plural(int(ended['handled_before']), 'fault')} handled before it"))
     elif result.faults:
         fixup = fault["fixup_symbol"] or "[red]none[/]"
         signal_name = (f" ({executor.signal_name(result.signal)}: "
                        f"{signals.reason(result.signal, signals.si_code(result))})" if result.signal else "")
-        rows.append(("fault", f"{_plural(result.faults, 'fault')} taken{signal_name}; first at pc "
+        rows.append(("fault", f"{plural(result.faults, 'fault')} taken{signal_name}; first at pc "
                               f"{fault['pc_symbol']}, address {fault['address_relative']}, fixup -> {fixup}"))
     else:
         rows.append(("fault", "none taken"))
@@ -344,7 +362,9 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
         raise CopyfuzzError(f"the executor rejected the case: {records.case_error_message(result.aux)}")
     if result.type != records.RESULT_CASE:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
-    report = explain(spec, profile, result, routine_symbolizer(root, routine, info))
+    correct = correct_byte(plan.load(root), spec, profile, result.diff_off) \
+        if result.diff_count and 0 <= result.diff_off < spec.n else None
+    report = explain(spec, profile, result, routine_symbolizer(root, routine, info), correct)
     report["executor_died"] = died
     report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
     sym_for_code = routine_symbolizer(root, routine, info)

@@ -29,7 +29,7 @@ from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines
 from .spec import format_spec, from_case
-from .ui import emit, stderr_console, stdout_console
+from .ui import emit, plural, stderr_console, stdout_console
 
 MESSAGE_LINES = 20  # of what an executor wrote on stdout/stderr, the last lines shown
 
@@ -338,7 +338,7 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
             if r.findings:
                 findings = f"[red]{findings}[/]"
             audit = ("[dim]skipped[/]" if r.audit is None else "[green]ok[/]" if not r.audit_problems
-                     else f"[red]{r.audit_problems} problems[/]")
+                     else f"[red]{plural(r.audit_problems, 'problem')}[/]")
             table.add_row(escape(r.routine.name), r.routine.kind, r.profile, f"{r.cases:,}",
                           f"{r.cases_per_s:,.0f}", findings, _classes_cell(r.notes), audit)
         emit(console, table)

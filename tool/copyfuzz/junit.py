@@ -38,6 +38,7 @@ from typing import Any
 from . import regressions
 from .errors import CopyfuzzError
 from .routines import discover
+from .ui import plural
 
 STDERR_TAIL_LINES = 40
 # Characters XML 1.0 cannot carry at all, and terminal escapes (status lines) in stderr.
@@ -119,10 +120,6 @@ def _seconds(value: object) -> float:
         return 0.0
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
 # ---- fuzz results ----
 
 
@@ -156,8 +153,8 @@ def fuzz_testcase(data: dict[str, Any], status: dict[str, str]) -> Testcase:
         first = next((f for f in fs if f.get("new")), fs[0])
         message = f"{cls}: {first.get('spec', '?')} (fault pc {first.get('fault_pc') or 'none'})"
         tc.outcomes.append(Outcome("failure", cls, message,
-                                   f"{_plural(len(fs), 'finding')} of class {cls} by {engine}, "
-                                   f"{_plural(len(parts), 'regression')}\n\n" + "\n\n".join(parts)))
+                                   f"{plural(len(fs), 'finding')} of class {cls} by {engine}, "
+                                   f"{plural(len(parts), 'regression')}\n\n" + "\n\n".join(parts)))
     cov = data.get("coverage")
     cov_line = ""
     if isinstance(cov, dict) and cov.get("instructions"):
@@ -214,13 +211,13 @@ def replay_testcases(data: list[Any], status: dict[str, str], mutants: set[str],
         findings: dict[str, int] = entry.get("findings") or {}
         reproducers: dict[str, str] = entry.get("reproducers") or {}
         tc = Testcase(f"{routine} {built}".strip(), name, seconds / max(1, len(entries)))
-        summary = (f"{routine}{' ' * bool(built)}{built} (profile {entry.get('profile')}): {_plural(cases, 'case')}, "
+        summary = (f"{routine}{' ' * bool(built)}{built} (profile {entry.get('profile')}): {plural(cases, 'case')}, "
                    f"{failing} reproducing")
         if expect_mutants and routine in mutants:
             if failing < cases:
                 tc.outcomes.append(Outcome(
                     "failure", "mutant-escaped",
-                    f"{cases - failing} of {_plural(cases, 'case')} no longer reproduce{'s' * (cases - failing == 1)} "
+                    f"{cases - failing} of {plural(cases, 'case')} no longer reproduce{'s' * (cases - failing == 1)} "
                     f"on the mutant {routine}",
                     f"{summary}\nA mutant's regressions must reproduce: one that does not means the harness "
                     f"or the oracle stopped catching this bug class.\nreproducing classes: "
@@ -230,7 +227,7 @@ def replay_testcases(data: list[Any], status: dict[str, str], mutants: set[str],
             continue
         for cls, count in findings.items():
             spec = reproducers.get(cls, "?")
-            text = [f"{_plural(count, 'case')} of class {cls}", f"spec: {spec}"]
+            text = [f"{plural(count, 'case')} of class {cls}", f"spec: {spec}"]
             reg = files.get(spec)
             pc = ""
             if reg is not None:  # replay does not say the fault pc: the saved regression does

@@ -38,6 +38,16 @@ class CfRef:
         lib.cf_case_check_for.restype = ctypes.c_int
         self.lib = lib
 
+    def src_byte(self, case: records.Case, i: int) -> int | None:
+        """Byte i of the case's source as the executor holds it (harness/arena.c), or None
+        where the source has no readable byte (past its fault, or no source of its own)."""
+        fn = self.lib.cf_case_src_byte  # looked up here: a test's fake plan library has none
+        fn.argtypes = [ctypes.POINTER(records.CaseStruct), ctypes.c_int64]
+        fn.restype = ctypes.c_int
+        c = records.CaseStruct.from_buffer_copy(case.pack())
+        value = int(fn(ctypes.byref(c), i))
+        return None if value < 0 else value
+
 
 @functools.cache
 def _load(path: str) -> CfRef:

@@ -21,7 +21,7 @@ COV_MAP_SIZE = 4096
 INSN_SLOTS = 8192
 EXTABLE_SLOTS = 1024
 VIOL_STORE_OOB, VIOL_LOAD_OOB, VIOL_OVERREAD = 1, 2, 4
-VERSION = 2
+VERSION = 3
 FLOW_NEXT, FLOW_JUMP, SLOT_RAN = 1, 2, 4
 SNAPSHOT_MAGIC = 0x31534643
 
@@ -50,7 +50,7 @@ class Shm(ctypes.Structure):
                 ("stack_lo", U64), ("stack_hi", U64), ("now", CaseCounters),
                 ("edges", ctypes.c_uint8 * COV_MAP_SIZE), ("cases", U64),
                 ("insn_count", U64 * INSN_SLOTS), ("extable_hits", U64 * EXTABLE_SLOTS),
-                ("insn_flow", ctypes.c_uint8 * INSN_SLOTS)]
+                ("insn_flow", ctypes.c_uint8 * INSN_SLOTS), ("data_lo", U64), ("data_hi", U64)]
 
 
 class Snapshot(ctypes.Structure):

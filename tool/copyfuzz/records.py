@@ -70,7 +70,9 @@ CLASSES: tuple[ClassInfo, ...] = (
     ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n] (memcpy, memset, memmove: not dst)"),
     ClassInfo("spurious-fault", 1, "CF_SPURIOUS_FAULT", "reported a fault although every byte was accessible"),
     ClassInfo("over-report", 2, "CF_OVER_REPORT", "claims more bytes copied than were accessible"),
-    ClassInfo("wrong-data", 3, "CF_WRONG_DATA", "a claimed byte of the destination differs from the source"),
+    ClassInfo("wrong-data", 3, "CF_WRONG_DATA",
+              "a byte the routine claims done is not what it must store there "
+              "(the source byte; zero for clear; the fill byte for memset)"),
     ClassInfo("store-beyond-reported", 4, "CF_STORE_BEYOND_REPORTED", "stored past dst + C (beyond what it reports)"),
     ClassInfo("store-out-of-bounds", 5, "CF_STORE_OUT_OF_BOUNDS", "stored outside [dst, dst + n)"),
     ClassInfo("no-progress", 6, "CF_NO_PROGRESS", "returned N = n although at least one byte was accessible"),

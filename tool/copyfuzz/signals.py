@@ -1,7 +1,7 @@
 """What ended a call: the signal, its reason (si_code decoded) and the code around its pc.
 
-The executor records, for a call a signal ended (`crash`: SIGILL, SIGTRAP, SIGBUS,
-SIGFPE...; `unhandled-fault`: SIGSEGV or SIGBUS at a pc no table entry covers), that
+The executor records, for a call a signal ended (`crash`: SIGILL, SIGTRAP, SIGFPE sent
+by the routine...; `unhandled-fault`: SIGSEGV or SIGBUS at a pc no table entry covers), that
 signal, its pc and data address (fault_pc, fault_addr) and its si_code (the result's
 `aux`, harness/records.h). repro, sweep and check show it the same way: this module.
 """

@@ -31,3 +31,8 @@ def emit(console: Console, renderable: RenderableType = "") -> None:
     text = "\n".join(line.rstrip() for line in captured.get().splitlines())
     console.file.write(text + "\n")
     console.file.flush()
+
+
+def plural(count: int, word: str) -> str:
+    """'1 problem', '2 problems': a count and its noun, agreed."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
