@@ -107,7 +107,7 @@ def _case(cell: Cell, kind: str, profile: str, case_id: int) -> records.Case:
 
 
 def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[dict[str, object]]:
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     rows: list[dict[str, object]] = []
     counts: list[dict[str, int] | None] = [None] * len(plan)
     if not build.native(routine.xlen):
@@ -178,9 +178,9 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     else:
         if not args.routine:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
-        routines = bundled_routines(root, [args.routine], args.xlen)[:1]
+        routines = bundled_routines(root, [args.routine], args.xlen, args=args)[:1]
     if args.vs:
-        routines += bundled_routines(root, [args.vs], args.xlen)[:1]
+        routines += bundled_routines(root, [args.vs], args.xlen, args=args)[:1]
     kinds = {r.kind for r in routines}
     if len(kinds) > 1:
         raise CopyfuzzError(f"--vs compares routines of one kind, not {' and '.join(sorted(kinds))}")

@@ -25,7 +25,7 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     for r in routines:
         if r.kind in records.RETURNS_DST:
             continue
-        info = executor.info(executor.executor_argv(root, r.elf, build.run_prefix(r.xlen)))
+        info = executor.info(executor.executor_argv(root, r.elf, build.routine_prefix(r)))
         if info.get("extable") == "none":
             raise CopyfuzzError(
                 f"{path}: {r.symbol} is a {r.kind} routine but the file has no exception table "

@@ -120,6 +120,8 @@ class RoutineSweep:
             "deaths": self.deaths or None,
             "ended_by": {c: {k: v for k, v in e.items() if k != "code"} for c, e in self.ended.items()} or None,
             "xlen": self.routine.xlen,
+            "isa": self.routine.isa.march if self.routine.isa else None,
+            "qemu_cpu": self.routine.qemu_cpu or None,
             "memcheck": self.memcheck,
         }
         if self.audit is not None:
@@ -147,10 +149,10 @@ def check_sweep_args(args: argparse.Namespace) -> None:
 
 
 def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
-    chosen = bundled_routines(root, args.routines, args.xlen)
+    chosen = bundled_routines(root, args.routines, args.xlen, args=args)
     if args.mutants:
         names = {r.name for r in chosen}
-        chosen += [r for r in bundled_routines(root, ["*"], args.xlen)
+        chosen += [r for r in bundled_routines(root, ["*"], args.xlen, args=args)
                    if r.is_mutant and r.name not in names]
     if not chosen:
         raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
@@ -174,7 +176,7 @@ def _sweep_one(
 ) -> RoutineSweep:
     profile = args.profile or routine.profile
     out = RoutineSweep(routine, profile)
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     task = progress.add_task(routine.name, total=None) if progress else None
     plugins = ([PluginMemory(root, routine.xlen) for _ in range(args.jobs)]
                if uses_memcheck(args, routine) else None)
