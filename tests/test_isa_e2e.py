@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-
 from copyfuzz import isa as isas
 from copyfuzz import regressions
 from copyfuzz.errors import CopyfuzzError
-from copyfuzz.spec import Spec
 from copyfuzz.selection import file_routines
+from copyfuzz.spec import Spec
 
 FIX = "tests/fixtures/isa"
 PROBE = f"{FIX}/vstart_probe.S"
