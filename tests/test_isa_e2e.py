@@ -184,3 +184,16 @@ def test_regression_records_isa_and_repro_replay_use_it(tmp_path: Path) -> None:
     proc = run_cli("replay", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[0]["options"] == routine.repro_options
+
+
+@pytest.mark.e2e
+def test_max_len_line_is_the_default_sweep_and_max_len_wins(tmp_path: Path) -> None:
+    """copy_user_vector's max-len=80 line: its sweep without --max-len stops at n = 80
+    (what keeps `sweep --mutants` quick); --max-len given is taken as it is."""
+    for extra, want in (([], 80), (["--max-len", "16"], 16)):
+        proc = run_cli("sweep", "riscv/mutants/vector-no-src-advance", *extra, "--jobs", "2", "--json",
+                       "--findings", str(tmp_path))
+        assert proc.returncode == (0 if want > 16 else 1), proc.stderr  # an escaped mutant is exit 1
+        r = json.loads(proc.stdout)["routines"][0]
+        assert r["max_len"] == want
+        assert r["caught"] == (want > 16)  # one chunk is 16 bytes at VLEN 128: caught from n = 17

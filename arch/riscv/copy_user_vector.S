@@ -6,6 +6,7 @@
  * copyfuzz: kind=copy
  * copyfuzz: profile=exact
  * copyfuzz: isa=rv64gcv
+ * copyfuzz: max-len=80
  * copyfuzz: about=vsetvli/vle8.v/vse8.v loop (LMUL 1); a faulting vector access finishes byte by byte
  *
  * unsigned long __asm_copy_to_user(void *to, const void *from, unsigned long n)
@@ -22,6 +23,9 @@
  * Bytes a partial vse8.v already stored are stored again with the same values.
  *
  * LMUL 1 keeps chunks small (16 bytes at VLEN 128), so short sweeps run several rounds.
+ * The loop repeats every chunk: max-len=80 (five chunks at VLEN 128: every fault position
+ * in a first, middle and last chunk, on either side) is its default sweep, which keeps
+ * `sweep --mutants` quick; give --max-len for more, and for a larger --vlen.
  *
  * Mutation hooks: CF_MUTANT_VEC_FIXUP_CHUNK, CF_MUTANT_VEC_NO_SRC_ADVANCE
  * (mutants/vector-*.S).

@@ -249,8 +249,9 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     _isa_options(p)
     p.add_argument("--xlen", type=int, choices=(64, 32), default=64,
                    help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
-    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=256, metavar="L",
-                   help="longest n of the exhaustive phase (default 256, at most 1048576)")
+    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
+                   help="longest n of the exhaustive phase (default 256, or less for a routine whose "
+                        "max-len= line says so; at most 1048576)")
     p.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
                    help="shortest n of the exhaustive phase (default 0)")
     p.add_argument("--random", type=_int_in(0, 2**63 - 1), default=0, metavar="N",

@@ -6,6 +6,7 @@
  * copyfuzz: kind=copy
  * copyfuzz: profile=exact
  * copyfuzz: isa=rv64gcv
+ * copyfuzz: max-len=80
  * copyfuzz: about=vector copy whose fixup returns the rest from the faulting chunk's start
  * copyfuzz: expect=store-beyond-reported,imprecise
  *

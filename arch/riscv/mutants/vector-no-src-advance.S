@@ -6,6 +6,7 @@
  * copyfuzz: kind=copy
  * copyfuzz: profile=exact
  * copyfuzz: isa=rv64gcv
+ * copyfuzz: max-len=80
  * copyfuzz: about=vector copy that advances dst but not src by vl: every chunk copies the first
  * copyfuzz: expect=wrong-data
  *
