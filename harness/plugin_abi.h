@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define CF_PLUGIN_MAGIC 0x31504643u /* "CFP1" */
-#define CF_PLUGIN_VERSION 2
+#define CF_PLUGIN_VERSION 3
 #define CF_COV_MAP_SIZE 4096 /* edge-coverage bytes, reset per case */
 #define CF_INSN_SLOTS 8192 /* per-instruction counts: (pc - lo) / 2 */
 #define CF_EXTABLE_SLOTS 1024 /* per-entry hit counts (executor) */
@@ -57,6 +57,13 @@ struct cf_plugin_case {
 	uint64_t last_pc; /* plugin state: previous instruction, for edges and taken */
 	uint64_t last_size;
 	uint64_t edges_hit; /* distinct edge-map bytes set this case */
+	/* vector (RVV) instructions, decoded by the plugin from their encoding: any OP-V
+	 * (vsetvli and arithmetic), and the loads and stores (LOAD-FP/STORE-FP with a
+	 * vector width), whose element accesses QEMU reports one callback each */
+	uint64_t vinsns; /* vector instructions executed, loads and stores included */
+	uint64_t vmem_insns; /* vector loads and stores executed */
+	uint64_t velems; /* elements they accessed (vl per unit-stride access, active ones) */
+	uint64_t vbytes_loaded, vbytes_stored; /* bytes they moved (elements x element width) */
 };
 
 struct cf_plugin_shm {

@@ -197,3 +197,25 @@ def test_max_len_line_is_the_default_sweep_and_max_len_wins(tmp_path: Path) -> N
         r = json.loads(proc.stdout)["routines"][0]
         assert r["max_len"] == want
         assert r["caught"] == (want > 16)  # one chunk is 16 bytes at VLEN 128: caught from n = 17
+
+
+# ---- the plugin counts vector instructions and the bytes they move (bench) ----
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("vlen", "chunks"), [(128, 256), (256, 128)])
+def test_bench_counts_vector_instructions_and_bytes(vlen: int, chunks: int) -> None:
+    proc = run_cli("bench", "riscv/copy_user_vector", "--vlen", str(vlen), "--sizes", "4096", "--reps", "1",
+                   "--no-small", "--no-mix", "--json")
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)["routines"]["riscv/copy_user_vector"]["rows"][0]
+    # per chunk of VLEN/8 bytes: vsetvli, vle8.v, vse8.v
+    assert (row["vinsns"], row["vmem_insns"]) == (3 * chunks, 2 * chunks)
+    assert (row["velems"], row["vbytes_loaded"], row["vbytes_stored"]) == (2 * 4096, 4096, 4096)
+
+
+@pytest.mark.e2e
+def test_bench_counts_no_vector_work_in_a_scalar_routine() -> None:
+    proc = run_cli("bench", "riscv/copy_user", "--sizes", "4096", "--reps", "1", "--no-small", "--no-mix", "--json")
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)["routines"]["riscv/copy_user"]["rows"][0]
+    assert row["vinsns"] == row["vmem_insns"] == row["vbytes_loaded"] == 0 and row["bytes_loaded"] == 4096
