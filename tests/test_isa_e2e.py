@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, fuzz_args, run_cli
 from copyfuzz import isa as isas
 from copyfuzz import regressions
 from copyfuzz.errors import CopyfuzzError
@@ -219,3 +219,16 @@ def test_bench_counts_no_vector_work_in_a_scalar_routine() -> None:
     assert proc.returncode == 0, proc.stderr
     row = json.loads(proc.stdout)["routines"]["riscv/copy_user"]["rows"][0]
     assert row["vinsns"] == row["vmem_insns"] == row["vbytes_loaded"] == 0 and row["bytes_loaded"] == 4096
+
+
+# ---- fuzz: the driver's executor runs on the routine's CPU (QEMU_CPU) ----
+
+@pytest.mark.e2e
+def test_fuzz_finds_the_vector_mutants_bug(tmp_path: Path) -> None:
+    """Without V on the fuzz driver's QEMU CPU the first vsetvli would be a SIGILL
+    (crash), never the mutant's wrong-data."""
+    proc = run_cli(*fuzz_args(tmp_path, "riscv/mutants/vector-no-src-advance", "libfuzzer", 60,
+                              "--until", "wrong-data", "--max-len", "64", "--seed", "1", "--json"))
+    assert proc.returncode == 1, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["until_met"] and set(out["findings"]) == {"wrong-data"}
