@@ -24,6 +24,9 @@ COMPAT_INCLUDE = "harness/compat/riscv/include"
 # 64BIT/32BIT), keyed on __riscv_xlen: included before the file, as the kernel's
 # `-include linux/kconfig.h` includes generated/autoconf.h.
 AUTOCONF = f"{COMPAT_INCLUDE}/generated/autoconf.h"
+# Linked with every file built with -D CONFIG_RISCV_ISA_V: enter_vector_usercopy and
+# riscv_v_usercopy_threshold (-D CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=N; 768 otherwise).
+VECTOR_GLUE = "harness/compat/riscv/lib/riscv_v_helpers.c"
 ALWAYS_DEFINED = {64: ("CONFIG_RISCV", "CONFIG_64BIT", "CONFIG_ARCH_RV64I"),
                   32: ("CONFIG_RISCV", "CONFIG_32BIT", "CONFIG_ARCH_RV32I")}
 _DEFINE = re.compile(r"[A-Za-z_]\w*(=.*)?")
@@ -145,6 +148,9 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     # argument: no value is ever parsed.
     asflags = ("-include", AUTOCONF, f"-I{COMPAT_INCLUDE}", *(f"-I{i}" for i in includes), f"-I{src.parent}", *flags)
     link_args: list[str] = []
+    if any(d.partition("=")[0] == "CONFIG_RISCV_ISA_V" for d in build.defines):
+        # The kernel's C glue of its vector user copy, modelled (every name weak).
+        link_args += ["--with", str((root / VECTOR_GLUE).resolve())]
     for w in withs:
         link_args += ["--with", w]
     for d in build.defsyms:
