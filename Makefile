@@ -59,6 +59,9 @@ HEADERS := $(wildcard harness/*.h ref/*.h)
 ROUTINE_SRCS := $(sort $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/mutants/*.S))
 routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
+# A routine's " * copyfuzz: isa=rv64gcv" line: its -march (the same extensions at rv32
+# under XLEN=32), after ARCH_FLAGS so that it wins; the harness stays rv64gc/rv32gc.
+routine_march = $(if $(call routine_meta,$(1),isa),-march=$(subst rv64,rv$(XLEN),$(call routine_meta,$(1),isa)))
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
 .PHONY: all deps check check-fast lint test-c test-py clean list-executors plugin fuzz-targets
@@ -107,7 +110,8 @@ $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH
 	@test -n "$(call routine_meta,$(1),symbol)" || \
 	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/formats.md)" >&2; exit 2; }
 	$(Q)bash harness/link-executor.sh -- $(BUILD)/harness.o $(1) $$@ $(call routine_name,$(1)) \
-	  $(call routine_meta,$(1),symbol) $(call routine_meta,$(1),kind) $(ASFLAGS_ROUTINE)
+	  $(call routine_meta,$(1),symbol) $(call routine_meta,$(1),kind) $(ASFLAGS_ROUTINE) \
+	  $(call routine_march,$(1))
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
 

@@ -57,6 +57,13 @@ struct cf_plugin_case {
 	uint64_t last_pc; /* plugin state: previous instruction, for edges and taken */
 	uint64_t last_size;
 	uint64_t edges_hit; /* distinct edge-map bytes set this case */
+	/* vector (RVV) instructions, decoded by the plugin from their encoding: any OP-V
+	 * (vsetvli and arithmetic), and the loads and stores (LOAD-FP/STORE-FP with a
+	 * vector width), whose element accesses QEMU reports one callback each */
+	uint64_t vinsns; /* vector instructions executed, loads and stores included */
+	uint64_t vmem_insns; /* vector loads and stores executed */
+	uint64_t velems; /* elements they accessed (vl per unit-stride access, active ones) */
+	uint64_t vbytes_loaded, vbytes_stored; /* bytes they moved (elements x element width) */
 };
 
 struct cf_plugin_shm {

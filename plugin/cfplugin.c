@@ -100,7 +100,11 @@ struct cf_insn {
 	uint64_t size;
 	uint64_t *count; /* its insn_count slot, or sink when it has none */
 	uint8_t *flow; /* its insn_flow slot, or flow_sink */
+	unsigned vec; /* CF_VEC_* (vector_class) */
 };
+
+#define CF_VEC_OP 1u /* a vector instruction (OP-V: vsetvli, arithmetic, moves) */
+#define CF_VEC_MEM 2u /* a vector load or store */
 
 static struct cf_plugin_shm *shm;
 static uint64_t sink; /* counts of instructions past the slots */
@@ -120,6 +124,10 @@ static void insn_exec(unsigned int vcpu_index, void *udata)
 	(void)vcpu_index;
 	c->insns++;
 	(*in->count)++;
+	if (in->vec) {
+		c->vinsns++;
+		c->vmem_insns += in->vec == CF_VEC_MEM;
+	}
 	/* How the previous instruction of this case was left (none at a case's start). */
 	if (last_size)
 		*last_flow |= last_pc + last_size == pc ? CF_FLOW_NEXT : CF_FLOW_JUMP;
@@ -167,6 +175,13 @@ static void mem_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint
 
 	(void)vcpu_index;
 	c->misaligned += !aligned;
+	if (in->vec == CF_VEC_MEM) { /* one callback per element */
+		c->velems++;
+		if (qemu_plugin_mem_is_store(info))
+			c->vbytes_stored += size;
+		else
+			c->vbytes_loaded += size;
+	}
 	if (qemu_plugin_mem_is_store(info)) {
 		c->stores++;
 		c->bytes_stored += size;
@@ -236,6 +251,34 @@ static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
 	return true;
 }
 
+/*
+ * Is this a vector instruction (RVV 1.0)? OP-V (0x57) is every vector arithmetic,
+ * move and vset{i}vl{i}; LOAD-FP/STORE-FP (0x07/0x27) with width 0, 5, 6 or 7 is a
+ * vector load or store of 8-, 16-, 32- or 64-bit elements (widths 1-4 are the scalar
+ * flh/flw/fld/flq). Every addressing mode counts (unit-stride, strided, indexed,
+ * segment, whole-register, fault-only-first): their bytes come from QEMU's per-element
+ * memory callbacks, not from decoding vl or the stride. Not decoded: the vector
+ * crypto and other OP-VE (0x77) instructions, which QEMU 7.2 does not implement.
+ */
+static unsigned vector_class(const struct qemu_plugin_insn *insn, size_t size)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+	unsigned int width;
+
+	if (!b || size != 4)
+		return 0;
+	width = (b[1] >> 4) & 7;
+	switch (b[0] & 0x7f) {
+	case 0x57:
+		return CF_VEC_OP;
+	case 0x07:
+	case 0x27:
+		return width == 0 || width >= 5 ? CF_VEC_MEM : 0;
+	default:
+		return 0;
+	}
+}
+
 /* The udata for the instruction at pc, or NULL if it is not the routine's. */
 static struct cf_insn *describe(uint64_t pc, uint64_t size, uint64_t code_lo, uint64_t code_hi,
 				uint64_t fixup_lo, uint64_t fixup_hi)
@@ -299,6 +342,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		if (!in)
 			continue;
+		in->vec = vector_class(insn, size);
 		qemu_plugin_register_vcpu_insn_exec_cb(insn, insn_exec, QEMU_PLUGIN_CB_NO_REGS, in);
 		if (may_access_memory(insn, size))
 			qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,

@@ -55,6 +55,9 @@ def _write(tree: Path, rel: str, *meta: str) -> None:
     ("riscv/bad.S", ["symbol=f", "kind=copy", "expect=hang"], "for mutants"),
     ("riscv/mutants/bad.S", ["symbol=f", "kind=copy"], "a mutant needs"),
     ("riscv/mutants/bad.S", ["symbol=f", "kind=copy", "expect=wrong-data,oops"], "unknown classes oops"),
+    ("riscv/bad.S", ["symbol=f", "kind=copy", "isa=rv64gc_zicboz"], "cannot run zicboz"),
+    ("riscv/bad.S", ["symbol=f", "kind=copy", "isa=rv32gcv"], "give the rv64 ISA"),
+    ("riscv/bad.S", ["symbol=f", "kind=copy", "max-len=lots"], "max-len='lots'"),
 ])
 def test_bad_metadata_names_the_file(tree: Path, rel: str, meta: list[str], message: str) -> None:
     _write(tree, rel, *meta)
@@ -81,3 +84,11 @@ def test_select_patterns_and_unknown_names() -> None:
         find(routines, "copy_user")
     with pytest.raises(CopyfuzzError, match="unknown routine 'zzz'"):
         find(routines, "zzz")
+
+
+def test_isa_and_max_len_lines(tree: Path) -> None:
+    _write(tree, "riscv/vec.S", "symbol=f", "kind=copy", "isa=rv64gcv", "max-len=80")
+    r = find(discover(tree), "riscv/vec")
+    assert r.isa is not None and (r.isa.march, r.qemu_cpu, r.max_len) == (
+        "rv64gcv", "rv64,v=true,vlen=128,vext_spec=v1.0", 80)
+    assert r.repro_options == []  # its own ISA: nothing to repeat

@@ -176,20 +176,87 @@ def _sext(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
+_VEEW = {0: 8, 5: 16, 6: 32, 7: 64}  # width field of a vector load/store -> element width
+_VLMUL = {0: "m1", 1: "m2", 2: "m4", 3: "m8", 5: "mf8", 6: "mf4", 7: "mf2"}
+
+
+def _vtype(z: int) -> str:
+    sew = 8 << ((z >> 3) & 7)
+    return f"e{sew}, {_VLMUL.get(z & 7, 'm?')}, {'ta' if z >> 6 & 1 else 'tu'}, {'ma' if z >> 7 & 1 else 'mu'}"
+
+
+def _vector_mem(word: int) -> tuple[str, str, tuple[int, ...]] | None:
+    """A V load or store (LOAD-FP/STORE-FP with a vector width): its mnemonic, operands
+    and the integer registers it reads (rs1, and rs2 for a strided access); None for the
+    scalar FP widths."""
+    width = (word >> 12) & 7
+    if width not in _VEEW:
+        return None
+    load = word & 0x7F == 0x07
+    vd, rs1, rs2 = (word >> 7) & 31, (word >> 15) & 31, (word >> 20) & 31
+    masked, mop, nf = not (word >> 25) & 1, (word >> 26) & 3, (word >> 29) & 7
+    eew, ls, seg = _VEEW[width], "l" if load else "s", f"seg{nf + 1}" if nf else ""
+    regs: tuple[int, ...] = (rs1,)
+    if mop == 0:  # unit-stride: lumop/sumop in the rs2 field
+        ops = f"v{vd}, ({_XREGS[rs1]})"
+        if rs2 == 8:
+            m = f"vl{nf + 1}re{eew}.v" if load else f"vs{nf + 1}r.v"
+        elif rs2 == 0xB:
+            m = f"v{ls}m.v"
+        elif rs2 == 0x10 and load:
+            m = f"vl{seg}e{eew}ff.v"
+        else:
+            m = f"v{ls}{seg}e{eew}.v"
+    elif mop == 2:  # strided
+        m, ops, regs = f"v{ls}s{seg}e{eew}.v", f"v{vd}, ({_XREGS[rs1]}), {_XREGS[rs2]}", (rs1, rs2)
+    else:  # indexed, unordered (1) or ordered (3)
+        m, ops = f"v{ls}{'o' if mop == 3 else 'u'}xei{eew}{seg and '_' + seg}.v", f"v{vd}, ({_XREGS[rs1]}), v{rs2}"
+    return m, ops + (", v0.t" if masked else ""), regs
+
+
+def _vsetvl(word: int) -> tuple[str, str] | None:
+    """vsetvli / vsetivli / vsetvl (OP-V, funct3 7): mnemonic and operands."""
+    if word & 0x7F != 0x57 or (word >> 12) & 7 != 7:
+        return None
+    rd, rs1, rs2 = _XREGS[(word >> 7) & 31], (word >> 15) & 31, (word >> 20) & 31
+    if not word >> 31:
+        return "vsetvli", f"{rd}, {_XREGS[rs1]}, {_vtype((word >> 20) & 0x7FF)}"
+    if word >> 30 == 3:
+        return "vsetivli", f"{rd}, {rs1}, {_vtype((word >> 20) & 0x3FF)}"
+    return "vsetvl", f"{rd}, {_XREGS[rs1]}, {_XREGS[rs2]}"
+
+
 def _undecoded(data: bytes, addr: int) -> Insn:
     """Bytes Capstone does not know (an illegal instruction, or an extension it lacks:
-    V). Its length from the encoding's low bits; a vector load or store (the LOAD-FP and
-    STORE-FP opcodes Capstone left) is still an access through x[rs1]."""
+    Capstone 5 decodes none of V, nor Zb*). Its length from the encoding's low bits. A
+    vector load or store (the LOAD-FP and STORE-FP opcodes Capstone left) is still an
+    access through x[rs1], named by our own decoder (vle8.v, vse32.v, vlse8.v, ...);
+    vsetvli and its kin are named too; anything else keeps its bytes as its name and
+    may write x[rd] (a value of unknown origin: an access through it needs an entry)."""
     size = 4 if len(data) >= 4 and data[0] & 3 == 3 else 2
     raw = bytes(data[:size])
     insn = Insn(addr, size, raw, "(undecoded)", raw.hex())
     if size == 4:
         word = int.from_bytes(raw, "little")
         opcode, rd, rs1 = word & 0x7F, (word >> 7) & 31, (word >> 15) & 31
+        vset = _vsetvl(word)
         if opcode in (0x07, 0x27):
             insn.access = "load" if opcode == 0x07 else "store"
-            insn.mnemonic, insn.op_str = f"(vector {insn.access})", f"base {_XREGS[rs1]}"
-            insn.base, insn.srcs = _XREGS[rs1], (_XREGS[rs1],)
+            vmem = _vector_mem(word)
+            if vmem:
+                insn.mnemonic, insn.op_str = vmem[0], vmem[1]
+                insn.srcs = tuple(_XREGS[r] for r in vmem[2])
+            else:
+                insn.mnemonic, insn.op_str = f"(fp {insn.access})", f"base {_XREGS[rs1]}"
+                insn.srcs = (_XREGS[rs1],)
+                if insn.access == "load":
+                    insn.rd = None  # an FP register
+            insn.base = _XREGS[rs1]
+            if not vmem:
+                insn.disp = _sext(word >> 20, 12) if opcode == 0x07 else _sext(((word >> 25) << 5) | rd, 12)
+        elif vset:
+            insn.mnemonic, insn.op_str = vset
+            insn.rd = _XREGS[rd] if rd else None  # vl: a count
         elif rd:
             insn.rd = _XREGS[rd]  # whatever it is, it may write x[rd]
     return insn
@@ -366,8 +433,8 @@ def _written(insn: Insn, state: State, got: list[tuple[int, int]], mask: int) ->
     if m in ("addi", "addiw", "c.addi", "c.addiw", "c.addi16sp", "c.addi4spn") and len(vals) == 1:
         origins, value = vals[0]
         return origins, (value + imm) & mask if value is not None else None
-    if m.startswith("sc."):
-        return frozenset({CONST}), None
+    if m.startswith("sc.") or m.startswith("vset"):
+        return frozenset({CONST}), None  # an sc result, a vl
     return _union(vals) if vals else _UNKNOWN
 
 
@@ -558,7 +625,7 @@ def audit_routine(root: Path, routine: "Routine") -> Audit:
     (the build read it off the routine object's relocations)."""
     from . import build, executor  # here, to keep this module free of process handling
 
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     info = executor.info(argv)
     return audit_executor(root / routine.elf, name=routine.name, symbol=routine.symbol,
                           kind=routine.kind, xlen=routine.xlen, table_format=info.get("extable", "none"))

@@ -46,6 +46,14 @@ def run_prefix(xlen: int = 64) -> list[str]:
     return [] if native(xlen) else qemu_command(xlen)
 
 
+def routine_prefix(r: "Routine") -> list[str]:
+    """What goes before a routine's executor: QEMU with the -cpu of its ISA (isa.py)."""
+    if native(r.xlen):
+        return []
+    cpu = r.qemu_cpu
+    return qemu_command(r.xlen) + (["-cpu", cpu] if cpu else [])
+
+
 def required_tools(xlen: int = 64) -> list[str]:
     tools = ["make", f"{cross_compile()}gcc"]
     if not native(xlen):

@@ -144,9 +144,14 @@ class Campaign:
     def driver_env(self, findings: Path | str, coverage_dir: Path | None = None) -> dict[str, str]:
         """The fuzz driver's environment (the variables: fuzz/envs.def)."""
         # The drivers stop once this process has ended (COPYFUZZ_WATCH_PID), whoever their parent.
-        return envs.driver_env(executor=self.root / self.routine.elf, kind=self.routine.kind,
-                               profile=self.profile, plugin=paths.plugin(self.root), findings=findings,
-                               max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid())
+        env = envs.driver_env(executor=self.root / self.routine.elf, kind=self.routine.kind,
+                              profile=self.profile, plugin=paths.plugin(self.root), findings=findings,
+                              max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid())
+        # The routine's ISA (--isa): qemu-user takes -cpu from QEMU_CPU, which the driver's
+        # executor inherits.
+        if self.routine.qemu_cpu:
+            env["QEMU_CPU"] = self.routine.qemu_cpu
+        return env
 
     def triage(self, candidates: list[Spec], artifact: Path | None = None,
                pick: Callable[[list[str]], str] | None = None, move: bool = True) -> CampaignFinding | None:

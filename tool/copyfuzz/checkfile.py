@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import isa as isas
 from . import paths, records
 from .errors import CopyfuzzError
 from .routines import Routine
@@ -23,6 +24,9 @@ COMPAT_INCLUDE = "harness/compat/riscv/include"
 # 64BIT/32BIT), keyed on __riscv_xlen: included before the file, as the kernel's
 # `-include linux/kconfig.h` includes generated/autoconf.h.
 AUTOCONF = f"{COMPAT_INCLUDE}/generated/autoconf.h"
+# Linked with every file built with -D CONFIG_RISCV_ISA_V: enter_vector_usercopy and
+# riscv_v_usercopy_threshold (-D CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=N; 768 otherwise).
+VECTOR_GLUE = "harness/compat/riscv/lib/riscv_v_helpers.c"
 ALWAYS_DEFINED = {64: ("CONFIG_RISCV", "CONFIG_64BIT", "CONFIG_ARCH_RV64I"),
                   32: ("CONFIG_RISCV", "CONFIG_32BIT", "CONFIG_ARCH_RV32I")}
 _DEFINE = re.compile(r"[A-Za-z_]\w*(=.*)?")
@@ -148,7 +152,7 @@ class FileBuild:
 
 
 def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: int,
-                     build: FileBuild, profile: str) -> Routine:
+                     build: FileBuild, profile: str, isa: isas.Isa | None = None) -> Routine:
     if path.suffix not in (".S", ".s"):
         raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
     if not path.is_file():
@@ -162,6 +166,10 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     if onfault:
         raise CopyfuzzError(f"{path}: {symbol}: the file uses {onfault}: {BSD_UNSUPPORTED}")
     flags = [f"-D{d}" for d in build.defines] + (["-DCF_ALTERNATIVE"] if build.alternative else [])
+    if isa is not None and isa.is_default:
+        isa = None
+    if isa is not None:
+        flags.append(f"-march={isa.march}")  # after the harness's own: the routine's (and --with files')
     includes = [str(Path(i).resolve()) for i in build.includes]
     withs = [str(Path(w).resolve()) for w in build.withs]
     key = "\0".join([str(src), symbol, kind, str(xlen), *flags, "-I", *includes, "--with", *withs,
@@ -169,19 +177,24 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     digest = hashlib.sha1(key).hexdigest()[:10]
     # One executor per file, symbol and build (the digest); the name is only a label.
     label = re.sub(r"[^\w.-]+", "_", f"{src.stem}-{symbol}")
-    elf = str(paths.check_dir(paths.REL, xlen) / f"{label}-{digest}.elf")
+    where = paths.isa_dir(paths.REL, xlen, isa.march) if isa else paths.check_dir(paths.REL, xlen)
+    elf = str(where / f"{label}-{digest}.elf")
     # The compat tree stands in for the kernel's headers; -I directories serve what it does
     # not have, then the file's own directory its local includes. Each flag is one
     # argument: no value is ever parsed.
     asflags = ("-include", AUTOCONF, f"-I{COMPAT_INCLUDE}", *(f"-I{i}" for i in includes), f"-I{src.parent}", *flags)
     link_args: list[str] = []
+    if any(d.partition("=")[0] == "CONFIG_RISCV_ISA_V" for d in build.defines):
+        # The kernel's C glue of its vector user copy, modelled (every name weak).
+        link_args += ["--with", str((root / VECTOR_GLUE).resolve())]
     for w in withs:
         link_args += ["--with", w]
     for d in build.defsyms:
         link_args += ["--defsym", d]
     return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
                    about=f"{path} ({' '.join(build.words) or 'no -D'})", xlen=xlen,
-                   external_elf=elf, asflags=asflags, link_args=tuple(link_args), build_flags=build.words)
+                   external_elf=elf, asflags=asflags, link_args=tuple(link_args), build_flags=build.words,
+                   isa=isa)
 
 
 def conditional_hint(symbol: str, sources: list[Path]) -> str:
@@ -251,5 +264,16 @@ def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
         f"{path} does not build (the assembler's messages follow). Kernel includes "
         f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
         f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D; headers of "
-        f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}",
+        f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}"
+        + isa_hint(e.details or ""),
         details=e.details)
+
+
+def isa_hint(messages: str) -> str:
+    """An instruction the assembler refuses for want of an extension: point at --isa."""
+    m = re.search(r"extension `(\w+)'[^\n]* required", messages)
+    if not m:
+        return ""
+    ext = m.group(1)
+    example = "rv64gcv" if ext in ("v", "zve64x", "zve32x") else f"rv64gc_{ext}"
+    return f"; instructions of an ISA extension ({ext}): give it with --isa, e.g. --isa {example}"

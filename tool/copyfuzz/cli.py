@@ -20,6 +20,7 @@ from typing import Callable, NoReturn, TextIO
 
 from . import records
 from .errors import CopyfuzzError, os_error_message
+from .selection import settle_isa
 
 PROG = "copyfuzz"
 
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     _file_options(au, required=False)
     au.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     au.add_argument("--json", action="store_true", help="machine-readable output")
+    _isa_options(au)
 
     bn = sub.add_parser("bench", help="instructions per byte, accesses and speed of a routine (QEMU plugin)",
                         epilog="exit status: 0 measured, 2 bad input, build error or a case that is not clean")
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="repetitions per cell for the wall clock (default 200)")
     bn.add_argument("--no-small", action="store_true", help="skip the small sizes 1..256")
     bn.add_argument("--no-mix", action="store_true", help="skip the workload mix")
+    _isa_options(bn)
     out = bn.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="machine-readable output")
     out.add_argument("--csv", action="store_true", help="one CSV row per cell")
@@ -114,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="longest n of the sweep (default 64)")
     cv.add_argument("--html", metavar="FILE", help="also write the listing as one HTML file")
     cv.add_argument("--json", action="store_true", help="machine-readable output")
+    _isa_options(cv)
 
     rp = sub.add_parser("repro", help="run one case and explain it",
                         epilog="exit status: 0 no error class, 1 an error class under the profile, "
@@ -126,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                     help="watchdog of the executor")
     rp.add_argument("--json", action="store_true", help="machine-readable output")
+    _isa_options(rp)
     rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
     rp.add_argument("--memcheck", action="store_true",
                     help="run under the QEMU plugin and show its counters and any access outside the windows")
@@ -165,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--until", metavar="CLASS[,CLASS]",
                     help="stop at the first finding of one of these classes (e.g. a mutant's own class)")
     fz.add_argument("--json", action="store_true", help="machine-readable output")
+    _isa_options(fz)
 
     rl = sub.add_parser("replay", help="re-run saved cases: regression specs, corpora, artifacts",
                         epilog="exit status: 0 nothing reproduces, 1 a finding reproduces, "
@@ -178,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
                     help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
     rl.add_argument("--json", action="store_true", help="machine-readable output")
+    _isa_options(rl)
 
     ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
                         epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "
@@ -228,11 +235,23 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="define a symbol the file references but nothing defines, repeatable")
 
 
+def _isa_options(p: argparse.ArgumentParser) -> None:
+    """The routine's ISA (isa.py): its -march and QEMU's -cpu; the harness stays rv64gc."""
+    p.add_argument("--isa", metavar="ISA",
+                   help="build the routine (and --with files) with -march=ISA and run it on a QEMU CPU "
+                        "with those extensions, e.g. rv64gcv, rv64gc_zba_zbb, rv32gcv (default: the "
+                        "routine's own isa= line, else rv64gc/rv32gc)")
+    p.add_argument("--vlen", type=int, metavar="BITS",
+                   help="vector register length of a V CPU: 128 (default), 256, 512 or 1024")
+
+
 def _sweep_options(p: argparse.ArgumentParser) -> None:
+    _isa_options(p)
     p.add_argument("--xlen", type=int, choices=(64, 32), default=64,
                    help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
-    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=256, metavar="L",
-                   help="longest n of the exhaustive phase (default 256, at most 1048576)")
+    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
+                   help="longest n of the exhaustive phase (default 256, or less for a routine whose "
+                        "max-len= line says so; at most 1048576)")
     p.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
                    help="shortest n of the exhaustive phase (default 0)")
     p.add_argument("--random", type=_int_in(0, 2**63 - 1), default=0, metavar="N",
@@ -335,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(words)
+        settle_isa(args, words)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)

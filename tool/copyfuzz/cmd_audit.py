@@ -66,7 +66,7 @@ def run_audit(root: Path, args: argparse.Namespace) -> int:
     else:
         if file_options_given(args):
             raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
-        routines = bundled_routines(root, [args.target], args.xlen)
+        routines = bundled_routines(root, [args.target], args.xlen, args=args)
         build.build_routines(root, routines)
     build.check_runner(args.xlen)
     audits = [audit_routine(root, r) for r in routines]

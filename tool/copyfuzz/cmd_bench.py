@@ -2,6 +2,7 @@
 
 Per cell (direction x offset x size, small sizes, and a workload mix):
   - instructions per byte, loads, stores, misaligned accesses and taken branches,
+    vector instructions and the bytes each vector load or store moved (the plugin),
     counted by the QEMU plugin: deterministic, bit-identical from run to run;
   - wall-clock MiB/s of the same case repeated through `executor serve --bare`
     (no oracle), labelled "emulated" under QEMU and real on RISC-V hardware, where
@@ -107,7 +108,7 @@ def _case(cell: Cell, kind: str, profile: str, case_id: int) -> records.Case:
 
 
 def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[dict[str, object]]:
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     rows: list[dict[str, object]] = []
     counts: list[dict[str, int] | None] = [None] * len(plan)
     if not build.native(routine.xlen):
@@ -178,9 +179,9 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     else:
         if not args.routine:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
-        routines = bundled_routines(root, [args.routine], args.xlen)[:1]
+        routines = bundled_routines(root, [args.routine], args.xlen, args=args)[:1]
     if args.vs:
-        routines += bundled_routines(root, [args.vs], args.xlen)[:1]
+        routines += bundled_routines(root, [args.vs], args.xlen, args=args)[:1]
     kinds = {r.kind for r in routines}
     if len(kinds) > 1:
         raise CopyfuzzError(f"--vs compares routines of one kind, not {' and '.join(sorted(kinds))}")
@@ -203,7 +204,8 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     elif args.csv:
         buf = io.StringIO()
         fields = ["routine", "group", "n", "src_off", "dst_off", "disp", "weight", "insns", "insn_per_byte", "loads",
-                  "stores", "bytes_loaded", "bytes_stored", "misaligned", "taken", "mib_s"]
+                  "stores", "bytes_loaded", "bytes_stored", "misaligned", "taken", "vinsns", "vmem_insns",
+                  "velems", "vbytes_loaded", "vbytes_stored", "mib_s"]
         w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for rows in results.values():
@@ -240,7 +242,12 @@ def print_tables(results: dict[str, list[dict[str, object]]], sizes: tuple[int, 
             title = MEMMOVE_TITLES[group]
         table = Table(title=f"{names[0]}: {title}" + (f"  vs {names[1]}" if len(names) > 1 else ""),
                       title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("case", "n", "insn/B", "loads", "stores", "misaligned", "taken", speed):
+        # A routine that ran vector instructions: how many, and the bytes each vector
+        # load or store moved on average (vl x element width, from the plugin).
+        vector = any(r.get("vinsns") for r in rows_a)
+        cols_shown = ["case", "n", "insn/B", "loads", "stores", "misaligned", "taken"]
+        cols_shown += ["vec insns", "B/vec access"] if vector else []
+        for col in (*cols_shown, speed):
             table.add_column(col, justify="left" if col == "case" else "right")
         if len(names) > 1:
             table.add_column("vs insn/B", justify="right")
@@ -252,7 +259,13 @@ def print_tables(results: dict[str, list[dict[str, object]]], sizes: tuple[int, 
             if r.get("disp"):
                 case += f" disp{r['disp']:+d}"
             cols = [case, _fmt(r["n"]), _fmt(r.get("insn_per_byte")), _fmt(r.get("loads")),
-                    _fmt(r.get("stores")), _fmt(r.get("misaligned")), _fmt(r.get("taken")), _fmt(r["mib_s"], 1)]
+                    _fmt(r.get("stores")), _fmt(r.get("misaligned")), _fmt(r.get("taken"))]
+            if vector:
+                moved, accesses = r.get("vbytes_loaded", 0), r.get("vmem_insns")
+                moved = (moved or 0) + (r.get("vbytes_stored") or 0)  # type: ignore[operator]
+                cols += [_fmt(r.get("vinsns")), _fmt(moved / accesses, 1) if isinstance(accesses, int) and accesses
+                         else "-"]
+            cols.append(_fmt(r["mib_s"], 1))
             if rows_b:
                 b = rows_b[i]
                 ratio = _ratio(r.get("insn_per_byte"), b.get("insn_per_byte"))

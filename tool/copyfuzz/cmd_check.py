@@ -25,7 +25,7 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     for r in routines:
         if r.kind in records.RETURNS_DST and r.symbol not in BSD_COPY_NAMES:
             continue
-        info = executor.info(executor.executor_argv(root, r.elf, build.run_prefix(r.xlen)))
+        info = executor.info(executor.executor_argv(root, r.elf, build.routine_prefix(r)))
         message = no_extable_message(path, r.symbol, r.kind) if info.get("extable") == "none" else None
         if message:
             raise CopyfuzzError(message)

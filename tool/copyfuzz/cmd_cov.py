@@ -64,7 +64,7 @@ def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int =
 
 def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
             ) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     with PluginMemory(root, routine.xlen) as plugin:
         if args.corpus:
             with executor.Server(argv, plugin=plugin) as server:
@@ -148,7 +148,7 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
     else:
         if not args.routine:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
-        routine = bundled_routines(root, [args.routine], args.xlen)[0]
+        routine = bundled_routines(root, [args.routine], args.xlen, args=args)[0]
     build.build_routines(root, [routine])
     build.build(root, ["plugin"])
     build.check_runner(routine.xlen)

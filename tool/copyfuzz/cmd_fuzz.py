@@ -23,7 +23,7 @@ from .audit import audit_routine
 from .campaign import Campaign, report, seed_corpus
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
-from .selection import file_routines, take_file_target
+from .selection import file_routines, take_file_target, with_isa
 
 
 def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
@@ -36,7 +36,7 @@ def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
         return file_routines(root, args.file, args, args.profile or "linux")[0]
     if not args.routine:
         raise CopyfuzzError("say which routine to fuzz: ROUTINE, or FILE.S --symbol S")
-    return find(discover(root), args.routine)
+    return with_isa(find(discover(root), args.routine), 64, args)
 
 
 def parse_until(text: str | None) -> frozenset[str]:

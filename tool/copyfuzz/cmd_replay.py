@@ -21,7 +21,7 @@ from rich.markup import escape
 from . import build, fuzzinput, regressions
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
-from .selection import apply_saved_options, file_routines, is_file_spec
+from .selection import apply_saved_options, file_routines, is_file_spec, settle_isa, with_isa
 from .spec import Spec, format_spec, parse_fields
 from .triage import run_specs
 from .ui import emit, stdout_console
@@ -44,20 +44,23 @@ def _files(directory: Path) -> list[Path]:
                   and p.suffix not in (".log", ".tmp"))
 
 
-def _resolve(root: Path, name: str, cache: dict[str, Routine], options: str = "",
+def _resolve(root: Path, name: str, cache: dict[str, Routine], args: argparse.Namespace, options: str = "",
              where: str = "") -> str:
-    """The routine a spec names, built as its file's `# options:` say; its key in the cache."""
-    if not is_file_spec(name):
-        if name not in cache:
-            cache[name] = find(discover(root), name)
-        return name
+    """The routine a spec names, built (and run, with its ISA) as its file's `# options:`
+    say, --isa/--vlen on the command line first; its key in the cache."""
     key = f"{name} {options}".strip()
     if key not in cache:
-        path, symbol = name.rsplit(":", 1)
-        ns = argparse.Namespace(symbol=[symbol], kind=None, define=None, alternative=False, xlen=64)
+        ns = argparse.Namespace(symbol=None, kind=None, define=None, alternative=False, xlen=64,
+                                isa=getattr(args, "isa", None), vlen=getattr(args, "vlen", None))
+        settle_isa(ns, [])
         if options:
             apply_saved_options(ns, options, where)
-        cache[key] = file_routines(root, path, ns, "linux")[0]
+        if is_file_spec(name):
+            path, symbol = name.rsplit(":", 1)
+            ns.symbol = [symbol]
+            cache[key] = file_routines(root, path, ns, "linux")[0]
+        else:
+            cache[key] = with_isa(find(discover(root), name), ns.xlen, ns)
     return key
 
 
@@ -82,14 +85,14 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
                 name = name or args.routine
                 if not name:
                     raise CopyfuzzError(f"{path}: its specs name no routine: say which with --routine NAME")
-                key = _resolve(root, name, cache, options, str(path))
+                key = _resolve(root, name, cache, args, options, str(path))
                 r = cache[key]
                 try:
                     add(key, parse_fields(r.name, r.kind, fields))
                 except CopyfuzzError as e:
                     raise CopyfuzzError(f"{path}: {e}") from None
         elif args.routine:
-            key = _resolve(root, args.routine, cache)
+            key = _resolve(root, args.routine, cache, args)
             r = cache[key]
             assert isinstance(content, bytes)
             add(key, dataclasses.replace(fuzzinput.decode(content, r.kind, args.max_len), routine=r.name))

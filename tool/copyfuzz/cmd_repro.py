@@ -24,7 +24,7 @@ from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
-from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec
+from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec, with_isa
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .ui import emit, plural, stdout_console
 
@@ -301,7 +301,7 @@ def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
         return file_routines(root, path, args, args.profile or "linux")[0]
     if file_options_given(args):
         raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for FILE.S:SYMBOL specs only")
-    return dataclasses.replace(find(discover(root), name), xlen=args.xlen)
+    return with_isa(find(discover(root), name), args.xlen, args)
 
 
 def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
@@ -320,7 +320,7 @@ def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
         options = regressions.header(path).get("options")
-        if options and is_file_spec(routine):
+        if options:  # a file routine's build, any routine's --xlen and --isa
             apply_saved_options(args, options, str(path))
         return routine, fields
     if kind == "hypothesis":
@@ -344,7 +344,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     profile = args.profile or routine.profile
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen)
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     info = executor.info(argv)
     memcheck = args.memcheck or "memcheck" in routine.needs
     if memcheck:

@@ -49,6 +49,7 @@ class RoutineSweep:
     deaths: list[str] = field(default_factory=list)  # cases that killed the executor, and how
     audit: Audit | None = None
     memcheck: bool = False
+    max_len: int = 0  # the exhaustive phase's longest n (routine_max_len)
     # Per class whose reproducer a signal ended (crash, unhandled-fault): the signal, its
     # reason, the pc and the code around it (signals.py).
     ended: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -120,6 +121,9 @@ class RoutineSweep:
             "deaths": self.deaths or None,
             "ended_by": {c: {k: v for k, v in e.items() if k != "code"} for c, e in self.ended.items()} or None,
             "xlen": self.routine.xlen,
+            "isa": self.routine.isa.march if self.routine.isa else None,
+            "qemu_cpu": self.routine.qemu_cpu or None,
+            "max_len": self.max_len,
             "memcheck": self.memcheck,
         }
         if self.audit is not None:
@@ -136,7 +140,13 @@ class RoutineSweep:
         return out
 
 
+DEFAULT_MAX_LEN = 256
+
+
 def check_sweep_args(args: argparse.Namespace) -> None:
+    args.max_len_given = args.max_len is not None
+    if args.max_len is None:
+        args.max_len = DEFAULT_MAX_LEN
     if args.min_len > args.max_len:
         raise CopyfuzzError(f"--min-len {args.min_len} is above --max-len {args.max_len}")
     if args.seed is not None and not args.random:
@@ -147,19 +157,27 @@ def check_sweep_args(args: argparse.Namespace) -> None:
 
 
 def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
-    chosen = bundled_routines(root, args.routines, args.xlen)
+    chosen = bundled_routines(root, args.routines, args.xlen, args=args)
     if args.mutants:
         names = {r.name for r in chosen}
-        chosen += [r for r in bundled_routines(root, ["*"], args.xlen)
+        chosen += [r for r in bundled_routines(root, ["*"], args.xlen, args=args)
                    if r.is_mutant and r.name not in names]
     if not chosen:
         raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
     return chosen
 
 
+def routine_max_len(args: argparse.Namespace, routine: Routine) -> int:
+    """The sweep's longest n for this routine: --max-len when given, else the default
+    lowered to the routine's max-len= line (never below --min-len)."""
+    if getattr(args, "max_len_given", True) or not routine.max_len:
+        return int(args.max_len)
+    return max(args.min_len, min(args.max_len, routine.max_len))
+
+
 def sweep_plan(cfref: plan.CfRef, args: argparse.Namespace, routine: Routine, profile: str,
                seed: int) -> plan.SweepPlan:
-    return plan.SweepPlan(cfref, routine.kind, profile, routine.xlen, args.max_len, args.min_len,
+    return plan.SweepPlan(cfref, routine.kind, profile, routine.xlen, routine_max_len(args, routine), args.min_len,
                           args.random or 0, seed if args.random else 0, args.random_max_len)
 
 
@@ -173,8 +191,8 @@ def _sweep_one(
     cfref: plan.CfRef,
 ) -> RoutineSweep:
     profile = args.profile or routine.profile
-    out = RoutineSweep(routine, profile)
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    out = RoutineSweep(routine, profile, max_len=routine_max_len(args, routine))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     task = progress.add_task(routine.name, total=None) if progress else None
     plugins = ([PluginMemory(root, routine.xlen) for _ in range(args.jobs)]
                if uses_memcheck(args, routine) else None)

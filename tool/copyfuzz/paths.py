@@ -60,6 +60,12 @@ def check_dir(root: Path, xlen: int, arch: str = "riscv") -> Path:
     return arch_dir(root, xlen, arch) / "check"
 
 
+def isa_dir(root: Path, xlen: int, march: str, arch: str = "riscv") -> Path:
+    """Executors built for an ISA other than their routine's own (--isa): one directory per
+    -march, so runs with different ISAs never share an executor."""
+    return arch_dir(root, xlen, arch) / f"isa-{march}"
+
+
 def harness_object(root: Path, xlen: int, arch: str = "riscv") -> Path:
     """The relocatable harness every executor is linked with ($(BUILD)/harness.o)."""
     return arch_dir(root, xlen, arch) / "harness.o"

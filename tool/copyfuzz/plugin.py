@@ -36,11 +36,15 @@ class CaseCounters(ctypes.Structure):
     _fields_ = [("insns", U64), ("loads", U64), ("stores", U64), ("bytes_loaded", U64),
                 ("bytes_stored", U64), ("misaligned", U64), ("taken", U64), ("viol", U64),
                 ("store_oob", Violation), ("load_oob", Violation), ("overread", Violation),
-                ("last_pc", U64), ("last_size", U64), ("edges_hit", U64)]
+                ("last_pc", U64), ("last_size", U64), ("edges_hit", U64),
+                ("vinsns", U64), ("vmem_insns", U64), ("velems", U64), ("vbytes_loaded", U64),
+                ("vbytes_stored", U64)]
 
     def as_dict(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in ("insns", "loads", "stores", "bytes_loaded",
-                                               "bytes_stored", "misaligned", "taken", "edges_hit")}
+                                               "bytes_stored", "misaligned", "taken", "edges_hit",
+                                               "vinsns", "vmem_insns", "velems", "vbytes_loaded",
+                                               "vbytes_stored")}
 
 
 class Shm(ctypes.Structure):

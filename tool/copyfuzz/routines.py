@@ -8,6 +8,10 @@ line per key within the first 40 lines:
   about    one line for people
   expect   mutants only: the classes a sweep must find (comma-separated)
   needs    mutants only: memcheck when only the plugin's memory audit can catch it
+  max-len  the longest n of its exhaustive sweep when --max-len is not given: for a
+           routine whose behaviour repeats with a short period (a vector loop)
+  isa      the ISA it needs, e.g. rv64gcv (isa.py): assembled with that -march, run on
+           a QEMU CPU with those extensions (under --xlen 32, the same at rv32)
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import isa as isas
 from . import paths, records
 from .errors import CopyfuzzError
 
 HEADER_LINES = 40
 _META = re.compile(r"^[ \t/*]*copyfuzz:\s*([A-Za-z_][\w-]*)\s*=\s*(.*?)\s*$")
-KEYS = ("symbol", "kind", "profile", "about", "expect", "needs")
+KEYS = ("symbol", "kind", "profile", "about", "expect", "needs", "isa", "max-len")
 NEEDS = ("memcheck",)  # what a mutant needs to be caught: memcheck = the QEMU plugin
 
 
@@ -44,6 +49,14 @@ class Routine:
     asflags: tuple[str, ...] = ()
     link_args: tuple[str, ...] = ()  # --with FILE / --defsym NAME=VALUE, for link-executor.sh
     build_flags: tuple[str, ...] = ()  # -D..., --alternative, -I, --with, --defsym: for `copyfuzz repro`
+    isa: isas.Isa | None = None  # what it is built and run with (None: the harness's rv64gc/rv32gc)
+    declared_isa: isas.Isa | None = None  # a bundled routine's ` * copyfuzz: isa=` line
+    max_len: int = 0  # its max-len= line: the default sweep's longest n (0: the sweep's default)
+
+    @property
+    def qemu_cpu(self) -> str:
+        """QEMU's -cpu for its ISA ('' for the default CPU)."""
+        return self.isa.cpu if self.isa else ""
 
     @property
     def is_mutant(self) -> bool:
@@ -69,7 +82,9 @@ class Routine:
     def repro_options(self) -> list[str]:
         """What `copyfuzz repro SPEC` needs besides the spec to rebuild this routine."""
         opts = list(self.build_flags)
-        if self.external_elf:
+        if self.isa and self.isa != self.declared_isa:
+            opts += self.isa.options
+        if self.external_elf and ":" in self.name:  # a file's symbol (bundled names have no ':')
             opts += ["--kind", self.kind]
         if self.xlen != 64:
             opts += ["--xlen", str(self.xlen)]
@@ -121,7 +136,15 @@ def load_routine(root: Path, path: Path) -> Routine:
     needs = tuple(n.strip() for n in meta.get("needs", "").split(",") if n.strip())
     if any(n not in NEEDS for n in needs):
         raise CopyfuzzError(f"{where}: needs={meta['needs']!r}: known needs are {', '.join(NEEDS)}")
-    routine = Routine(name, path, meta["symbol"], kind, profile, meta.get("about", ""), expect, needs)
+    declared = isas.parse(meta["isa"], what=f"{where}: isa=") if meta.get("isa") else None
+    if declared and declared.xlen != 64:
+        raise CopyfuzzError(f"{where}: isa={meta['isa']}: give the rv64 ISA "
+                            "(--xlen 32 runs the same extensions at rv32)")
+    max_len = meta.get("max-len", "0")
+    if not max_len.isdigit() or not 0 <= int(max_len) <= records.MAX_LEN:
+        raise CopyfuzzError(f"{where}: max-len={max_len!r}: expected a length 1..{records.MAX_LEN}")
+    routine = Routine(name, path, meta["symbol"], kind, profile, meta.get("about", ""), expect, needs,
+                      isa=declared, declared_isa=declared, max_len=int(max_len))
     if routine.is_mutant and not expect:
         raise CopyfuzzError(f"{where}: a mutant needs ' * copyfuzz: expect=CLASS[,CLASS]' (what must catch it)")
     if not routine.is_mutant and expect:

@@ -7,6 +7,8 @@ import dataclasses
 import shlex
 from pathlib import Path
 
+from . import isa as isas
+from . import paths
 from .checkfile import FileBuild, check_defines, external_routine, parse_symbol
 from .errors import CopyfuzzError
 from .routines import Routine, discover, select
@@ -62,43 +64,90 @@ def file_routines(root: Path, path: str, args: argparse.Namespace, profile: str)
     out = []
     for text in args.symbol:
         symbol, kind = parse_symbol(text, args.kind)
-        out.append(external_routine(root, Path(path), symbol, kind, xlen=args.xlen, build=build, profile=profile))
+        out.append(external_routine(root, Path(path), symbol, kind, xlen=args.xlen, build=build, profile=profile,
+                                    isa=parsed_isa(args)))
     return out
 
 
+def parsed_isa(args: argparse.Namespace) -> isas.Isa | None:
+    """--isa [--vlen] as given (None without --isa)."""
+    text = getattr(args, "isa", None)
+    return isas.parse(text, getattr(args, "vlen", None)) if text else None
+
+
+def settle_isa(args: argparse.Namespace, words: list[str]) -> None:
+    """--isa names the register width too: --isa rv32gcv is --xlen 32 (a contradicting
+    --xlen is an error). Checked before the command runs: a bad value is one line."""
+    isa = parsed_isa(args)
+    if isa is None:
+        return
+    if hasattr(args, "xlen"):
+        given = any(w == "--xlen" or w.startswith("--xlen=") for w in words)
+        if given and args.xlen != isa.xlen:
+            raise CopyfuzzError(f"--isa {args.isa} is RV{isa.xlen}, --xlen {args.xlen} is not")
+        args.xlen = isa.xlen
+
+
+def with_isa(r: Routine, xlen: int, args: argparse.Namespace | None = None) -> Routine:
+    """A bundled routine at a width, with the ISA it runs with: its own (an isa= line, the
+    same extensions at --xlen 32) unless --isa gives another; --vlen picks the VLEN. Built
+    for another ISA, its executor is a build product of its own (paths.isa_dir), linked by
+    the one link recipe like a file from outside the tree."""
+    declared = isas.with_xlen(r.declared_isa, xlen) if r.declared_isa else None
+    vlen = getattr(args, "vlen", None) if args is not None else None
+    isa = parsed_isa(args) if args is not None else None
+    if isa is None and declared is not None:
+        isa = isas.parse(declared.march, vlen) if vlen else declared
+    elif isa is None and vlen:
+        raise CopyfuzzError(f"--vlen {vlen}: {r.name} is not a vector routine (give --isa rv{xlen}gcv)")
+    if isa is not None and isa.is_default and declared is None:
+        isa = None
+    r = dataclasses.replace(r, xlen=xlen, isa=isa, declared_isa=declared)
+    if isa is not None and (declared is None or isa.march != declared.march):
+        elf = paths.isa_dir(paths.REL, xlen, isa.march, r.arch) / f"{r.name}.elf"
+        r = dataclasses.replace(r, external_elf=str(elf),
+                                asflags=(f"-Iarch/{r.arch}/include", f"-march={isa.march}"))
+    return r
+
+
 def bundled_routines(root: Path, patterns: list[str], xlen: int,
-                     default_all: bool = True) -> list[Routine]:
+                     default_all: bool = True, args: argparse.Namespace | None = None) -> list[Routine]:
     routines = discover(root)
     chosen = select(routines, patterns) if patterns else (
         [r for r in routines if not r.is_mutant] if default_all else [])
-    return [dataclasses.replace(r, xlen=xlen) for r in chosen]
+    return [with_isa(r, xlen, args) for r in chosen]
 
 
 def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None:
     """Fill what the command line left unset from a regression's `# options:` line: the
     flags `repro` needs to rebuild a file routine as the campaign built it
     (Routine.repro_options: -DNAME[=VALUE], --alternative, -I DIR, --with FILE,
-    --defsym NAME=VALUE, --kind K, --xlen N). Flags given on the command line win."""
+    --defsym NAME=VALUE, --kind K, --xlen N, --isa ISA, --vlen N). Flags given on the
+    command line win."""
     try:
         words = shlex.split(text)
     except ValueError as e:
         raise CopyfuzzError(f"{where}: `# options: {text}`: {e}") from None
     defines: list[str] = []
     lists: dict[str, list[str]] = {"-I": [], "--with": [], "--defsym": []}
-    alternative, kind, xlen = False, None, None
+    alternative, kind, xlen, isa, vlen = False, None, None, None, None
     i = 0
     while i < len(words):
         w = words[i]
         value = words[i + 1] if i + 1 < len(words) else None
         if w.startswith("-D") and len(w) > 2:
             defines.append(w[2:])
-        elif w in ("-D", "--kind", "--xlen", *lists) and value is not None:
+        elif w in ("-D", "--kind", "--xlen", "--isa", "--vlen", *lists) and value is not None:
             if w == "-D":
                 defines.append(value)
             elif w in lists:
                 lists[w].append(value)
             elif w == "--kind":
                 kind = value
+            elif w == "--isa":
+                isa = value
+            elif w == "--vlen":
+                vlen = int(value) if value.isdigit() else 0
             elif value in ("32", "64"):
                 xlen = int(value)
             else:
@@ -108,7 +157,8 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
             alternative = True
         else:
             raise CopyfuzzError(f"{where}: `# options: {text}`: {w!r} is not one of -DNAME[=VALUE], "
-                                "--alternative, -I DIR, --with FILE, --defsym NAME=VALUE, --kind KIND, --xlen N")
+                                "--alternative, -I DIR, --with FILE, --defsym NAME=VALUE, --kind KIND, --xlen N, "
+                                "--isa ISA, --vlen N")
         i += 1
     if not getattr(args, "define", None):
         args.define = check_defines(defines) or None
@@ -121,3 +171,10 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         args.kind = kind
     if getattr(args, "xlen", 64) == 64 and xlen:
         args.xlen = xlen
+    if not getattr(args, "isa", None) and isa:
+        args.isa = isa
+        if not getattr(args, "vlen", None) and vlen is not None:
+            args.vlen = vlen or -1  # -1: refused by isa.parse, never taken for the default
+        settle_isa(args, ["--xlen"] if xlen else [])
+    elif not getattr(args, "vlen", None) and vlen is not None:
+        args.vlen = vlen or -1

@@ -38,7 +38,7 @@ class CampaignFinding:
 
 def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
     """Each case through one `serve` (with the coverage plugin, as the driver runs it)."""
-    argv = executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen))
+    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     plugin = None if build.native(routine.xlen) else PluginMemory(root, routine.xlen)
     out = []
     try:
@@ -60,7 +60,7 @@ def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> s
     if not result.faults:
         return ""
     try:
-        info = executor.info(executor.executor_argv(root, routine.elf, build.run_prefix(routine.xlen)))
+        info = executor.info(executor.executor_argv(root, routine.elf, build.routine_prefix(routine)))
     except CopyfuzzError:
         info = {}
     named = where(routine_symbolizer(root, routine, info), result.fault_pc)

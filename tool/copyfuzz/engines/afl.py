@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import atomic, corpus, envs, executor, fuzzinput, paths, records
 from .. import procs as proclib
-from ..build import run_prefix
+from ..build import routine_prefix
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
 from ..plugin import PluginMemory
@@ -287,7 +287,7 @@ def handle_crashes(c: Campaign, env: dict[str, str], out: Path, names: list[str]
 def lower_bytes(c: Campaign, data: bytes, cls: str, max_runs: int = 600) -> bytes:
     """Greedy: each byte to 0, half, minus one, kept while serve still shows the class."""
     r = c.routine
-    argv = executor.executor_argv(c.root, r.elf, run_prefix(r.xlen))
+    argv = executor.executor_argv(c.root, r.elf, routine_prefix(r))
     plugin = PluginMemory(c.root, r.xlen)
     best = bytearray(data)
     runs = 0

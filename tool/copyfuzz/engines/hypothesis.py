@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from .. import atomic, coverage, executor, records
-from ..build import run_prefix
+from ..build import routine_prefix
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
 from ..plugin import PluginMemory
@@ -34,7 +34,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
     from .. import strategies
 
     r = c.routine
-    argv = executor.executor_argv(c.root, r.elf, run_prefix(r.xlen))
+    argv = executor.executor_argv(c.root, r.elf, routine_prefix(r))
     plugin = PluginMemory(c.root, r.xlen)
     found_mask = 0
     hard_stop = deadline + SHRINK_S

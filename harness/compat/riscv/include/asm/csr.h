@@ -19,6 +19,13 @@
 #define CSR_SSTATUS 0x001 /* fflags */
 #define CSR_STATUS CSR_SSTATUS
 #define CSR_MSTATUS CSR_SSTATUS
+/* The vector CSRs are user CSRs: the real numbers (uaccess_vector.S reads vstart). */
+#define CSR_VSTART 0x008
+#define CSR_VCSR 0x00f
+#define CSR_VL 0xc20
+#define CSR_VTYPE 0xc21
+#define CSR_VLENB 0xc22
+
 /* Files that spell the CSR by name. */
 #define sstatus fflags
 
