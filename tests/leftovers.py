@@ -90,9 +90,37 @@ def descendants(pid: int, procs: list[Proc] | None = None) -> list[Proc]:
     return out
 
 
+def stat_of(pid: int) -> tuple[str, int, str] | None:
+    """(name, parent, state) from /proc/PID/stat alone (None: gone). Reading a process's
+    cmdline or environ waits for its memory map lock, which a busy fuzzing process
+    (libFuzzer mapping and unmapping every input) can keep from a reader for as long as
+    it runs; stat does not."""
+    stat = _read(Path(f"/proc/{pid}/stat")).decode(errors="replace")
+    if not stat:
+        return None
+    rest = stat[stat.rfind(")") + 2:].split()
+    return stat[stat.find("(") + 1:stat.rfind(")")], int(rest[1]), rest[0]
+
+
+def descendants_by_stat(pid: int) -> list[tuple[int, str]]:
+    """(pid, name) of every process below pid, read from stat only (see stat_of)."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := stat_of(int(entry))) is not None:
+            children.setdefault(st[1], []).append((int(entry), st[0]))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child[0])
+    return out
+
+
 def alive(pids: list[int]) -> list[Proc]:
-    """Those of pids that still run or are stopped (not gone, not zombies)."""
-    return [p for pid in pids if (p := read_proc(pid)) is not None and p.state not in ("Z", "X")]
+    """Those of pids that still run or are stopped (not gone, not zombies); only those
+    are read whole."""
+    running = [pid for pid in pids if (st := stat_of(pid)) is not None and st[2] not in ("Z", "X")]
+    return [p for pid in running if (p := read_proc(pid)) is not None and p.state not in ("Z", "X")]
 
 
 def wait_gone(pids: list[int], seconds: float) -> list[Proc]:
