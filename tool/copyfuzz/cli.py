@@ -1,4 +1,4 @@
-"""The command line: `copyfuzz list | sweep | check | audit | bench | cov | repro | fuzz | replay | junit`.
+"""The command line: `copyfuzz list | sweep | check | history | audit | bench | cov | repro | fuzz | replay | junit`.
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
@@ -78,6 +78,49 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--profile", choices=records.PROFILES, default="linux",
                     help="contract to judge by (default linux)")
     _sweep_options(ck)
+
+    hs = sub.add_parser("history", help="check a .S file at every commit of a git repository that changed it; bisect",
+                        description="Check PATH as it was at every commit that changed it (renames followed; "
+                                    "quoted includes taken from the same commit), one row per commit, results "
+                                    "cached by the texts and the options. The repository's work tree and index "
+                                    "are never touched. With --bisect CLASS --good REV --bad REV: the first "
+                                    "commit where CLASS appears (--fixed: disappears), like git bisect run.",
+                        epilog="exit status: history 0 when the newest version is clean, 1 when it has "
+                               "findings, 2 bad input or the newest version does not build; --bisect 0 when "
+                               "the commit is found, 2 when it cannot be (docs/history.md)")
+    hs.add_argument("repo", metavar="REPO", help="a git repository (work tree or bare), e.g. ../linux")
+    hs.add_argument("--file", required=True, metavar="PATH",
+                    help="the file's path in the repository at HEAD (or at --until, --bad), "
+                         "e.g. arch/riscv/lib/uaccess.S")
+    _file_options(hs)
+    hs.add_argument("--profile", choices=records.PROFILES, default="linux",
+                    help="contract to judge by (default linux)")
+    hs.add_argument("--since", metavar="REV",
+                    help="start from the file as it is at REV (a first row), then the commits after it")
+    hs.add_argument("--until", metavar="REV", help="the newest commit to look at (default HEAD)")
+    hs.add_argument("--bisect", metavar="CLASS",
+                    help="find the first commit whose version shows CLASS (a finding class, or 'audit')")
+    hs.add_argument("--good", metavar="REV", help="--bisect: a revision without CLASS")
+    hs.add_argument("--bad", metavar="REV", help="--bisect: a revision with CLASS")
+    hs.add_argument("--fixed", action="store_true",
+                    help="--bisect: find where CLASS disappears (--bad is then the older revision)")
+    hs.add_argument("--cache", metavar="DIR",
+                    help="where results are kept (default $XDG_CACHE_HOME/copyfuzz/history, "
+                         "else ~/.cache/copyfuzz/history)")
+    _isa_options(hs)
+    hs.add_argument("--xlen", type=int, choices=(64, 32), default=64,
+                    help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
+    hs.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
+                    help="longest n of each version's exhaustive sweep (default 256)")
+    hs.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
+                    help="shortest n of the exhaustive sweep (default 0)")
+    hs.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
+                    help="executor processes, used by one version after another (default: number of CPUs)")
+    hs.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
+                    help="per-case watchdog of the executor")
+    hs.add_argument("--memcheck", action="store_true", help="run under the QEMU plugin (as sweep --memcheck)")
+    hs.add_argument("--no-audit", action="store_true", help="skip the static exception-table audit")
+    hs.add_argument("--json", action="store_true", help="machine-readable output")
 
     au = sub.add_parser("audit", help="static audit of a routine's exception table (Capstone)",
                         epilog="exit status: 0 no problems, 1 problems, 2 bad input or build error")

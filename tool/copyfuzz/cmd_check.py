@@ -14,13 +14,14 @@ from . import build, executor, records
 from .checkfile import BSD_COPY_NAMES, no_extable_message
 from .cmd_sweep import check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
+from .routines import Routine
 from .selection import file_routines
 
 
-def run_check(root: Path, args: argparse.Namespace) -> int:
-    check_sweep_args(args)
-    path = Path(args.file)
-    routines = file_routines(root, args.file, args, args.profile)
+def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None:
+    """Build a file's routines and refuse a copy or clear routine whose file has no
+    exception table (CopyfuzzError, with the assembler's messages as details when the file
+    does not build)."""
     build.build_routines(root, routines)
     for r in routines:
         if r.kind in records.RETURNS_DST and r.symbol not in BSD_COPY_NAMES:
@@ -29,4 +30,10 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
         message = no_extable_message(path, r.symbol, r.kind) if info.get("extable") == "none" else None
         if message:
             raise CopyfuzzError(message)
+
+
+def run_check(root: Path, args: argparse.Namespace) -> int:
+    check_sweep_args(args)
+    routines = file_routines(root, args.file, args, args.profile)
+    build_file_routines(root, Path(args.file), routines)
     return sweep_and_report(root, args, routines)

@@ -249,37 +249,41 @@ def build_plugin_if_needed(root: Path, args: argparse.Namespace, chosen: list[Ro
         build.build(root, ["plugin"])
 
 
-def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> int:
-    """Audit, then sweep, built routines; report; the exit status."""
+def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], seed: int, log: FindingsLog,
+                   progress: Progress | None) -> list[RoutineSweep]:
+    """Audit, then sweep, built routines, one after the other (each with --jobs executors);
+    what each found, with the audit and the signals that ended reproducers."""
     build_plugin_if_needed(root, args, chosen)
     cfref = plan.load(root)
     for xlen in sorted({r.xlen for r in chosen}):
         build.check_runner(xlen)
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
-    seed = args.seed if args.seed is not None else secrets.randbits(32)
-    log = FindingsLog(args.findings)
-    show_progress = not args.json and sys.stderr.isatty()
-    results: list[RoutineSweep] = []
-    try:
-        if show_progress:
-            with Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=stderr_console(),
-                transient=True,
-            ) as progress:
-                for routine in chosen:
-                    results.append(_sweep_one(root, args, routine, seed, log, progress, cfref))
-        else:
-            for routine in chosen:
-                results.append(_sweep_one(root, args, routine, seed, log, None, cfref))
-    finally:
-        log.close()
+    results = [_sweep_one(root, args, routine, seed, log, progress, cfref) for routine in chosen]
     for r in results:
         r.audit = audits.get(r.routine.name)
         r.ended = ending_signals(root, r)
+    return results
+
+
+def progress_bar() -> Progress:
+    """The sweep's progress on stderr (shown while it runs, gone after)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=stderr_console(), transient=True)
+
+
+def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> int:
+    """Audit, then sweep, built routines; report; the exit status."""
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    log = FindingsLog(args.findings)
+    show_progress = not args.json and sys.stderr.isatty()
+    try:
+        if show_progress:
+            with progress_bar() as progress:
+                results = sweep_routines(root, args, chosen, seed, log, progress)
+        else:
+            results = sweep_routines(root, args, chosen, seed, log, None)
+    finally:
+        log.close()
 
     if args.json:
         report = _json_report(args, seed, results)

@@ -1,0 +1,468 @@
+"""`copyfuzz history REPO --file PATH --symbol S`: check a file at every commit that changed it.
+
+For every commit that changed PATH (renames followed), the file as it was there, with
+the files it includes with quotes from the same commit (history.py), is written into a
+private temporary directory and checked as `copyfuzz check` checks a file (build,
+exception-table audit, sweep). One row per commit: which classes it shows, how many
+cases, the smallest reproducer, and where each class appears or disappears. Results are
+cached by the texts' blob ids and the options (history.Cache).
+
+`--bisect CLASS --good REV --bad REV [--fixed]`: a binary search over the commits that
+changed the file between the two revisions, like `git bisect run`: the first commit
+whose version shows CLASS (with --fixed, the first that no longer does).
+
+Exit status: history 0 when the newest version is clean, 1 when it has findings (older
+ones do not count: they are history), 2 on bad input or when the newest version does
+not build; bisect 0 when the commit is found, 2 when it cannot be (the endpoints
+disagree with the search, or only unbuildable versions are left).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import posixpath
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from rich.markup import escape
+from rich.progress import Progress, TaskID
+from rich.table import Table
+
+from . import __version__, build, history, paths, plan, records
+from .checkfile import external_routine, parse_symbol
+from .cmd_check import build_file_routines
+from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
+from .errors import CopyfuzzError
+from .findings import FindingsLog
+from .history import Change, Repo
+from .routines import Routine
+from .selection import file_build, parsed_isa
+from .ui import emit, plural, stdout_console
+
+AUDIT = "audit"  # the static audit's problems, counted like a class
+
+
+@dataclass
+class Row:
+    """One version of the file: the commit that made it and what checking it gave."""
+
+    change: Change
+    builds: bool = True
+    error: str = ""  # why it does not build (the first assembler line), or "deleted"
+    findings: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
+    reproducers: dict[str, str] = field(default_factory=dict)
+    cases: int = 0
+    cached: bool = False
+    appeared: list[str] = field(default_factory=list)
+    disappeared: list[str] = field(default_factory=list)
+
+    def shows(self, cls: str) -> bool:
+        return cls in self.findings or cls in self.notes
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "commit": self.change.commit, "date": self.change.date, "subject": self.change.subject,
+            "path": self.change.path, "status": self.change.status, "builds": self.builds,
+            "findings": self.findings, "reproducers": self.reproducers, "notes": self.notes,
+            "cases": self.cases, "cached": self.cached, "appeared": self.appeared,
+            "disappeared": self.disappeared,
+        }
+        if not self.builds:
+            out["error"] = self.error
+        return out
+
+
+def _first_error_line(e: CopyfuzzError, tmp: Path) -> str:
+    """The first assembler error of a build failure (else the message), with the private
+    directory's prefix taken off the paths in it."""
+    lines = (e.details or "").splitlines()
+    line = next((x for x in lines if re.search(r"\b(Error|error|fatal error):", x)), "") or str(e)
+    return line.replace(f"{tmp}/", "").strip()
+
+
+class Checker:
+    """Checks versions of one file with one set of options, through the cache."""
+
+    def __init__(self, root: Path, args: argparse.Namespace, repo: Repo, path: str,
+                 progress: Progress | None) -> None:
+        self.root, self.args, self.repo, self.path, self.progress = root, args, repo, path, progress
+        self.symbols = [parse_symbol(s, args.kind) for s in args.symbol]
+        self.build = file_build(args)
+        self.build.check(args.xlen)
+        self.isa = parsed_isa(args)
+        self.cache = history.Cache(Path(args.cache) if args.cache else history.default_cache_dir())
+        self.checked = 0
+        self.from_cache = 0
+        build.link_env(root, args.xlen)  # the toolchain is there, and harness.o built
+        plan.load(root)  # libcfref.so built
+        self.options = self._options()
+
+    def _options(self) -> dict[str, object]:
+        """Everything besides the texts that a result depends on, the tool's build included."""
+        a = self.args
+        tool = [history.file_digest(self.root / p) for p in (
+            paths.harness_object(paths.REL, a.xlen), paths.libcfref(paths.REL), Path("harness/target.c"),
+            Path("harness/link-executor.sh"))]
+        if a.memcheck:
+            tool.append(history.file_digest(paths.plugin(self.root)))
+        return {
+            "version": __version__, "tool": tool, "symbols": self.symbols, "xlen": a.xlen,
+            "profile": a.profile, "defines": list(self.build.defines), "alternative": self.build.alternative,
+            "includes": [[str(Path(i).resolve()), history.tree_digest(Path(i))] for i in self.build.includes],
+            "withs": [[str(Path(w).resolve()), history.file_digest(Path(w))] for w in self.build.withs],
+            "defsyms": list(self.build.defsyms), "isa": self.isa.march if self.isa else None,
+            "vlen": getattr(a, "vlen", None), "max_len": a.max_len, "min_len": a.min_len,
+            "memcheck": a.memcheck, "audit": not a.no_audit, "timeout_ms": a.timeout_ms,
+        }
+
+    def check(self, change: Change) -> Row:
+        row = Row(change)
+        if change.deleted:
+            row.builds, row.error = False, "deleted"
+            return row
+        sources = self.repo.sources(change.commit, change.path)
+        if change.path not in sources:
+            raise CopyfuzzError(f"{self.repo.path}: {change.path} is not a file at {change.short}")
+        key = history.version_key(sources, change.path, self.options)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.from_cache += 1
+            row.cached = True
+            self._fill(row, cached)
+            return row
+        result = self._run(change, sources)
+        self.checked += 1
+        self.cache.put(key, result)
+        self._fill(row, result)
+        return row
+
+    def _fill(self, row: Row, result: dict[str, object]) -> None:
+        row.builds = bool(result["builds"])
+        row.error = str(result.get("error", ""))
+        row.findings = dict(result.get("findings", {}))  # type: ignore[call-overload]
+        row.notes = dict(result.get("notes", {}))  # type: ignore[call-overload]
+        row.cases = int(result.get("cases", 0))  # type: ignore[call-overload]
+        # Specs are cached without the file's path (a rename keeps the key): named here.
+        tails: dict[str, list[str]] = dict(result.get("reproducers", {}))  # type: ignore[call-overload]
+        row.reproducers = {c: f"{row.change.path}:{sym}:{tail}" for c, (sym, tail) in tails.items()}
+
+    def _run(self, change: Change, sources: dict[str, str]) -> dict[str, object]:
+        """Write the version's sources into a private directory and check it there."""
+        tmp = Path(tempfile.mkdtemp(prefix="copyfuzz-history-"))
+        try:
+            src = tmp / "src"
+            for name, blob in sources.items():
+                dest = src / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(self.repo.read(blob))
+            routines = [self._routine(tmp, change.path, symbol, kind) for symbol, kind in self.symbols]
+            try:
+                build_file_routines(self.root, Path(change.path), routines)
+            except CopyfuzzError as e:
+                return {"builds": False, "error": _first_error_line(e, src)}
+            log = FindingsLog(tmp / "findings")  # the rows carry the reproducers
+            try:
+                results = sweep_routines(self.root, self.args, routines, 0, log, self.progress)
+            finally:
+                log.close()
+                self._drop_sweep_tasks()
+            return _summarise(results)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _routine(self, tmp: Path, path: str, symbol: str, kind: str) -> Routine:
+        r = external_routine(self.root, tmp / "src" / path, symbol, kind, xlen=self.args.xlen, build=self.build,
+                             profile=self.args.profile, isa=self.isa)
+        # Named by the file's path in the repository (messages, specs); built in the private
+        # directory, removed with it.
+        return dataclasses.replace(r, name=f"{path}:{symbol}", external_elf=str(tmp / "exe" / f"{symbol}.elf"))
+
+    def _drop_sweep_tasks(self) -> None:
+        if self.progress is not None:
+            for task in list(self.progress.task_ids)[1:]:
+                self.progress.remove_task(task)
+
+
+def _summarise(results: list[RoutineSweep]) -> dict[str, object]:
+    """Per class over the symbols: the total count and the smallest reproducer (fewest
+    bytes, then the first symbol), as (symbol, spec without the file) for the cache."""
+    findings: dict[str, int] = {}
+    notes: dict[str, int] = {}
+    best: dict[str, tuple[int, str, str]] = {}
+    cases = 0
+    for r in results:
+        cases += r.cases
+        for into, counts in ((findings, r.findings), (notes, r.notes)):
+            for cls, n in counts.items():
+                into[cls] = into.get(cls, 0) + n
+        for cls, found in r.reproducers.items():
+            spec = r.spec(cls)
+            if spec is None:
+                continue
+            tail = spec.removeprefix(f"{r.routine.name}:")
+            if cls not in best or found.case.n < best[cls][0]:
+                best[cls] = (found.case.n, r.routine.symbol, tail)
+        if r.audit is not None and r.audit.problems:
+            findings[AUDIT] = findings.get(AUDIT, 0) + len(r.audit.problems)
+            if AUDIT not in best:
+                p = r.audit.problems[0]
+                best[AUDIT] = (0, r.routine.symbol, f"{p.addr:#x}: {p.what}")
+    return {"builds": True, "findings": findings, "notes": notes, "cases": cases,
+            "reproducers": {c: [sym, tail] for c, (_, sym, tail) in best.items()}}
+
+
+def _mark(rows: list[Row], known_before: bool) -> None:
+    """Where each class appears and disappears, from one built version to the next (a
+    version that does not build changes nothing)."""
+    before: set[str] | None = set() if known_before else None
+    for row in rows:
+        if not row.builds:
+            if row.change.deleted:
+                before = set()
+            continue
+        now = set(row.findings)
+        if before is not None:
+            row.appeared = [c for c in row.findings if c not in before]
+            row.disappeared = sorted(before - now)
+        before = now
+
+
+def check_history_args(args: argparse.Namespace) -> str:
+    """Settle the sweep options history shares with check; the file's path as git names it."""
+    args.random, args.seed, args.random_max_len = 0, None, None
+    args.findings = Path("findings")  # unused: rows carry the reproducers
+    check_sweep_args(args)
+    path = args.file.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    norm = posixpath.normpath(path) if path else ""
+    if not norm or norm.startswith(("/", "../")) or norm in (".", ".."):
+        raise CopyfuzzError(f"--file {args.file!r}: give the file's path inside the repository")
+    if not norm.endswith((".S", ".s")):
+        raise CopyfuzzError(f"--file {args.file}: expected an assembly source (.S)")
+    bisect_flags = [f for f, v in (("--good", args.good), ("--bad", args.bad), ("--fixed", args.fixed)) if v]
+    if args.bisect is None and bisect_flags:
+        raise CopyfuzzError(f"{', '.join(bisect_flags)}: only with --bisect CLASS")
+    if args.bisect is not None:
+        if args.bisect not in (*records.CLASS_NAMES, AUDIT):
+            raise CopyfuzzError(f"--bisect {args.bisect!r}: not a finding class (one of "
+                                f"{', '.join(records.CLASS_NAMES)}, {AUDIT})")
+        if not args.good or not args.bad:
+            raise CopyfuzzError("--bisect needs --good REV and --bad REV")
+        if args.since or args.until:
+            raise CopyfuzzError("--bisect searches between --good and --bad: no --since or --until")
+    return norm
+
+
+def run_history(root: Path, args: argparse.Namespace) -> int:
+    path = check_history_args(args)
+    for s in args.symbol:
+        parse_symbol(s, args.kind)  # a bad symbol before any git or build work
+    repo = Repo(args.repo)
+    show = not args.json and sys.stderr.isatty()
+    with _maybe_progress(show) as progress:
+        checker = Checker(root, args, repo, path, progress)
+        if args.bisect is not None:
+            return _bisect(args, repo, path, checker)
+        return _history(args, repo, path, checker)
+
+
+class _maybe_progress:
+    """A progress bar on stderr when it is a terminal, else nothing."""
+
+    def __init__(self, show: bool) -> None:
+        self.bar = progress_bar() if show else None
+
+    def __enter__(self) -> Progress | None:
+        return self.bar.__enter__() if self.bar else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar:
+            self.bar.__exit__(None, None, None)
+
+
+def _walk(checker: Checker, changes: list[Change]) -> Iterator[Row]:
+    """Check each version in turn, the progress bar showing commits done / total and the current one."""
+    progress = checker.progress
+    task: TaskID | None = progress.add_task("commits", total=len(changes)) if progress else None
+    for i, change in enumerate(changes):
+        if progress is not None and task is not None:
+            progress.update(task, completed=i, description=f"{i}/{len(changes)} {change.short} "
+                                                          f"{escape(change.subject[:40])}")
+        yield checker.check(change)
+    if progress is not None and task is not None:
+        progress.remove_task(task)
+
+
+def _history(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -> int:
+    until = repo.commit(args.until or "HEAD", "--until")
+    since = repo.commit(args.since, "--since") if args.since else None
+    path = repo.path_at(until, path)
+    changes = repo.changes(path, until, since)
+    baseline = repo.last_change(since, repo.path_before(changes, path)) if since else None
+    if baseline is not None:
+        changes.insert(0, baseline)
+    if not changes:
+        where = f"{since[:12]}..{until[:12]}" if since else f"the history of {until[:12]}"
+        raise CopyfuzzError(f"{repo.path}: no commit in {where} changed {path}")
+    rows = list(_walk(checker, changes))
+    _mark(rows, known_before=baseline is None and changes[0].status.startswith("A"))
+    newest = next((r for r in reversed(rows) if not r.change.deleted), None)
+    if args.json:
+        print(json.dumps({"file": path, "repo": args.repo, "symbols": [f"{s}:{k}" for s, k in checker.symbols],
+                          "since": since, "until": until, "max_len": args.max_len, "xlen": args.xlen,
+                          "profile": args.profile, "commits": [r.to_json() for r in rows],
+                          "checked": checker.checked, "cached": checker.from_cache}, indent=2))
+    else:
+        _print_history(args, path, checker, rows, baseline is not None)
+    if newest is not None and not newest.builds:
+        raise CopyfuzzError(f"the newest version of {path} ({newest.change.short}) does not build: {newest.error}")
+    return 1 if newest is not None and newest.findings else 0
+
+
+def _classes_rows(row: Row) -> list[tuple[str, str, str]]:
+    """(class cell, cases, reproducer) lines of one commit's row."""
+    if not row.builds:
+        if row.change.deleted:
+            return [("[dim]deleted[/]", "", "")]
+        return [("[red]does not build[/]", "", escape(row.error))]
+    out = [] if row.findings else [("[green]clean[/]", f"{row.cases:,} cases", "")]
+    for cls, n in row.findings.items():
+        mark = "[red]+[/] " if cls in row.appeared else "  "
+        out.append((f"{mark}[red]{cls}[/]", f"{n:,}", escape(row.reproducers.get(cls, "-"))))
+    for cls in row.disappeared:
+        out.append((f"[green]-[/] {cls} [green](gone)[/]", "", ""))
+    return out
+
+
+def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: list[Row], baseline: bool) -> None:
+    console = stdout_console()
+    symbols = ", ".join(f"{s} ({k})" for s, k in checker.symbols)
+    title = (f"history: {path} in {args.repo}, {symbols}, max-len {args.max_len}, profile {args.profile}"
+             f"{', RV32' if args.xlen == 32 else ''}")
+    table = Table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)
+    for column in ("commit", "date", "subject", "class", "cases", "smallest reproducer"):
+        table.add_column(column, justify="right" if column == "cases" else "left",
+                         no_wrap=column in ("commit", "smallest reproducer"),
+                         max_width=40 if column == "subject" else None)
+    for i, row in enumerate(rows):
+        subject = escape(row.change.subject)
+        if i == 0 and baseline:
+            subject = f"[dim](at --since)[/] {subject}"
+        elif row.change.old_path:
+            subject += escape(f" (renamed from {row.change.old_path})")
+        for j, (cls, cases, repro) in enumerate(_classes_rows(row)):
+            first = j == 0
+            table.add_row(row.change.short if first else "", row.change.date[:10] if first else "",
+                          subject if first else "", cls, cases, repro)
+    emit(console, table)
+    emit(console, f"{plural(len(rows), 'commit')}: {checker.checked} checked, {checker.from_cache} from the cache "
+                  f"({checker.cache.directory}); + a class appears, - it disappears")
+
+
+def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -> int:
+    cls, fixed = args.bisect, args.fixed
+    good, bad = repo.commit(args.good, "--good"), repo.commit(args.bad, "--bad")
+    older, newer = (bad, good) if fixed else (good, bad)
+    if older == newer or not repo.is_ancestor(older, newer):
+        first, second = ("--bad", "--good") if fixed else ("--good", "--bad")
+        raise CopyfuzzError(f"{first} {older[:12]} is not an ancestor of {second} {newer[:12]}"
+                            + ("" if fixed else " (to find where a class disappears: --fixed, with --bad the older)"))
+    path = repo.path_at(newer, path)
+    candidates = repo.changes(path, newer, older)
+    start = repo.last_change(older, repo.path_before(candidates, path))
+    end = repo.last_change(newer, path)
+    if end is None:
+        raise CopyfuzzError(f"{repo.path}: {path} does not exist at {newer[:12]}")
+    if not candidates:
+        raise CopyfuzzError(f"{repo.path}: no commit between {older[:12]} and {newer[:12]} changed {path}")
+    word = "fixed" if fixed else "bad"
+    # What a version is called: `new` is the state the search looks for the start of.
+    def is_new(row: Row) -> bool:
+        return not row.shows(cls) if fixed else row.shows(cls)
+
+    examined: dict[str, Row] = {}
+    steps: list[dict[str, object]] = []
+
+    def examine(change: Change, label: str) -> Row:
+        row = examined.get(change.commit) or checker.check(change)
+        examined[change.commit] = row
+        verdict = ("skip" if not row.builds else word if is_new(row) else ("bad" if fixed else "good"))
+        steps.append({"commit": change.commit, "step": label, "verdict": verdict})
+        if not args.json:
+            state = (f"does not build ({row.error})" if not row.builds
+                     else f"{cls} {'present' if row.shows(cls) else 'absent'}")
+            emit(stdout_console(), f"{label}: {change.short} {escape(change.subject)}: {escape(state)} -> {verdict}")
+        return row
+
+    old_row = examine(start, f"--{'bad' if fixed else 'good'}") if start is not None else None
+    if old_row is not None and (not old_row.builds or is_new(old_row)):
+        raise CopyfuzzError(f"{path} at {older[:12]} is not a {'bad' if fixed else 'good'} version: "
+                            + (old_row.error if not old_row.builds else
+                               f"{cls} {'absent' if fixed else 'present'} already"))
+    if old_row is None and fixed:
+        raise CopyfuzzError(f"{path} does not exist at --bad {older[:12]}")
+    new_row = examine(end, f"--{'good' if fixed else 'bad'}")
+    if not new_row.builds or not is_new(new_row):
+        raise CopyfuzzError(f"{path} at {newer[:12]} is not a {word} version: "
+                            + (new_row.error if not new_row.builds else
+                               f"{cls} {'present' if fixed else 'absent'} there"))
+    lo, hi = -1, len(candidates) - 1  # candidates[lo] is old (-1: the start), candidates[hi] new
+    skipped: set[int] = set()
+    step = 0
+    while True:
+        untested = [i for i in range(lo + 1, hi) if i not in skipped]
+        if not untested:
+            break
+        mid = min(untested, key=lambda i: (abs(i - (lo + hi) // 2), i))
+        step += 1
+        left = len(untested) - 1
+        label = f"step {step} ({plural(left, 'commit')} left after this)"
+        row = examine(candidates[mid], label)
+        if not row.builds:
+            skipped.add(mid)
+        elif is_new(row):
+            hi = mid
+        else:
+            lo = mid
+    between = [candidates[i] for i in range(lo + 1, hi) if i in skipped]
+    found = candidates[hi]
+    key = "first_fixed" if fixed else "first_bad"
+    rows = sorted(examined.values(), key=lambda r: _order(r.change, candidates, start))
+    if args.json:
+        out: dict[str, object] = {"file": path, "repo": args.repo, "bisect": cls, "good": good, "bad": bad,
+                                  "steps": steps, "commits": [r.to_json() for r in rows],
+                                  "checked": checker.checked, "cached": checker.from_cache}
+        out[key] = None if between else found.commit
+        if between:
+            out["candidates"] = [c.commit for c in [*between, found]]
+        print(json.dumps(out, indent=2))
+    if between:
+        names = ", ".join(c.short for c in [*between, found])
+        raise CopyfuzzError(f"only versions that do not build are left: the first {word} commit is one of {names}")
+    if not args.json:
+        console = stdout_console()
+        emit(console, f"{key}: {found.commit}")
+        emit(console, f"{found.commit} is the first {word} commit ({found.date[:10]}, {escape(found.subject)}): "
+                      f"{cls} {'disappears' if fixed else 'appears'} there "
+                      f"({checker.checked} checked, {checker.from_cache} from the cache)")
+        last_bad = examined[candidates[lo].commit] if lo >= 0 else old_row
+        shown = last_bad if fixed else examined[found.commit]
+        repro = shown.reproducers.get(cls) if shown is not None else None
+        if repro:
+            emit(console, f"  reproducer: {escape(repro)}")
+    return 0
+
+
+def _order(change: Change, candidates: list[Change], start: Change | None) -> int:
+    if start is not None and change.commit == start.commit:
+        return -1
+    return next((i for i, c in enumerate(candidates) if c.commit == change.commit), len(candidates))
