@@ -152,7 +152,9 @@ class Checker:
         row.cases = int(result.get("cases", 0))  # type: ignore[call-overload]
         # Specs are cached without the file's path (a rename keeps the key): named here.
         tails: dict[str, list[str]] = dict(result.get("reproducers", {}))  # type: ignore[call-overload]
-        row.reproducers = {c: f"{row.change.path}:{sym}:{tail}" for c, (sym, tail) in tails.items()}
+        # The audit's is no case but the first problem: where it is in the routine, and what.
+        row.reproducers = {c: tail if c == AUDIT else f"{row.change.path}:{sym}:{tail}"
+                           for c, (sym, tail) in tails.items()}
 
     def _run(self, change: Change, sources: dict[str, str]) -> dict[str, object]:
         """Write the version's sources into a private directory and check it there."""
@@ -214,7 +216,8 @@ def _summarise(results: list[RoutineSweep]) -> dict[str, object]:
             findings[AUDIT] = findings.get(AUDIT, 0) + len(r.audit.problems)
             if AUDIT not in best:
                 p = r.audit.problems[0]
-                best[AUDIT] = (0, r.routine.symbol, f"{p.addr:#x}: {p.what}")
+                where = r.audit.sym.describe(p.addr) if r.audit.sym is not None else f"{p.addr:#x}"
+                best[AUDIT] = (0, r.routine.symbol, f"{where}: {p.what}")
     return {"builds": True, "findings": findings, "notes": notes, "cases": cases,
             "reproducers": {c: [sym, tail] for c, (_, sym, tail) in best.items()}}
 
