@@ -208,7 +208,7 @@ check-fast: deps
 # Lint: ruff and mypy (pyproject.toml), clang-format (.clang-format), shellcheck.
 C_SOURCES  := $(wildcard harness/*.c harness/*.h ref/*.c ref/*.h ref/test/*.c fuzz/*.c fuzz/*.h \
                 plugin/*.c tests/c/*.c)
-SH_SOURCES := $(wildcard ci/*.sh scripts/*.sh harness/*.sh) .clusterfuzzlite/build.sh .ci/run
+SH_SOURCES := $(wildcard ci/*.sh scripts/*.sh harness/*.sh tests/fixtures/*/*.sh) .clusterfuzzlite/build.sh .ci/run
 lint:
 	$(Q).venv/bin/ruff check --quiet .
 	$(Q).venv/bin/mypy tool/copyfuzz

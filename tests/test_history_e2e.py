@@ -1,10 +1,10 @@
 """End to end: `copyfuzz history` and `--bisect` on a git repository built from our own routines.
 
-One repository (module scope) holds successive versions of one file, each our bundled
-arch/riscv/copy_user.S with mutant switches of arch/riscv/mutants/ defined at its top,
-beside its own include/ directory (the file includes include/cf_asm.h and
-include/copy_template.S with quotes, so every version needs its siblings from the same
-commit):
+tests/fixtures/history/make-repo.sh builds it (docs/history.md runs the same script):
+successive versions of one file, each our bundled arch/riscv/copy_user.S with mutant
+switches of arch/riscv/mutants/ defined at its top, beside its own include/ directory (the
+file includes include/cf_asm.h and include/copy_template.S with quotes, so every version
+needs its siblings from the same commit):
 
   c1  add lib/uaccess.S: clean                      c7  rename to lib/usercopy.S, text of c5
   c2  README only (no row)                          c8  include/copy_template.S broken (no row)
@@ -29,52 +29,26 @@ from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e
 
-CLEAN = (ROOT / "arch" / "riscv" / "copy_user.S").read_text()
+MAKE_REPO = ROOT / "tests" / "fixtures" / "history" / "make-repo.sh"
 SYMBOL = "__asm_copy_to_user"
 MAX_LEN = "16"  # reaches every class below (the wrong shift's first case has n=16)
-OFF_BY_ONE = "#define CF_MUTANT_FIXUP_OFF_BY_ONE 1\n"  # arch/riscv/mutants/fixup-off-by-one.S
-WRONG_SHIFT = "#define CF_MUTANT_WRONG_SHIFT 1\n"  # arch/riscv/mutants/wrong-shift.S
+OFF_BY_ONE = "#define CF_MUTANT_FIXUP_OFF_BY_ONE 1\n"
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
                           env=env).stdout.strip()
-
-
-def commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     r = tmp_path_factory.mktemp("history") / "repo"
-    r.mkdir()
-    git(r, "init", "-q", "-b", "main")
-    include = {f"lib/include/{p.name}": p.read_text() for p in (ROOT / "arch" / "riscv" / "include").iterdir()}
-    template = include["lib/include/copy_template.S"]
-    c: dict[str, str] = {}
-    c["c1"] = commit(r, "lib: a word copy", {"lib/uaccess.S": CLEAN, **include})
-    c["c2"] = commit(r, "docs: a readme", {"README": "nothing to see\n"})
-    c["c3"] = commit(r, "lib: report one byte less", {"lib/uaccess.S": OFF_BY_ONE + CLEAN})
-    c["c4"] = commit(r, "lib: shift by the word size", {"lib/uaccess.S": OFF_BY_ONE + WRONG_SHIFT + CLEAN})
-    c["c5"] = commit(r, "lib: exact byte fixup", {"lib/uaccess.S": WRONG_SHIFT + CLEAN})
-    c["c6"] = commit(r, "lib: a new opcode", {"lib/uaccess.S": WRONG_SHIFT + CLEAN + "\tnot_an_opcode a0\n"})
-    git(r, "mv", "lib/uaccess.S", "lib/usercopy.S")
-    c["c7"] = commit(r, "lib: rename, drop the opcode", {"lib/usercopy.S": WRONG_SHIFT + CLEAN})
-    c["c8"] = commit(r, "lib: break the template", {"lib/include/copy_template.S": template + "\tnot_an_opcode a1\n"})
-    c["c9"] = commit(r, "lib: right shift", {"lib/usercopy.S": "/* fixed */\n" + CLEAN})
-    c["c10"] = commit(r, "lib: mend the template", {"lib/include/copy_template.S": template})
-    c["c11"] = commit(r, "lib: comment", {"lib/usercopy.S": "/* fixed, built */\n" + CLEAN})
+    out = subprocess.run(["bash", str(MAKE_REPO), str(r)], check=True, capture_output=True, text=True).stdout
+    c = dict(line.split() for line in out.splitlines())
+    assert list(c) == [f"c{i}" for i in range(1, 12)]
     # Uncommitted work in the tree and the index: history must neither read nor touch it.
-    (r / "lib" / "usercopy.S").write_text(OFF_BY_ONE + CLEAN)
+    (r / "lib" / "usercopy.S").write_text(OFF_BY_ONE + (ROOT / "arch" / "riscv" / "copy_user.S").read_text())
     (r / "scratch.S").write_text("junk\n")
     git(r, "add", "scratch.S")
     return r, c
