@@ -427,8 +427,8 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
             break
         mid = min(untested, key=lambda i: (abs(i - (lo + hi) // 2), i))
         step += 1
-        left = len(untested) - 1
-        label = f"step {step} ({plural(left, 'commit')} left after this)"
+        left = len(untested)
+        label = f"step {step} ({plural(left, 'commit')} left to test, roughly {plural(left.bit_length(), 'step')})"
         row = examine(candidates[mid], label)
         if not row.builds:
             skipped.add(mid)
