@@ -85,6 +85,7 @@ JSON_BAD_INPUT = {
     "repro": (["repro", "riscv/copy_user:n=zz", "--json"], "not a number"),
     "fuzz": (["fuzz", "riscv/nope", "--json"], "unknown routine 'riscv/nope'"),
     "replay": (["replay", "no/such/dir", "--json"], "not a directory"),
+    "history": (["history", "no/such/repo", "--file", "a.S", "--symbol", "x", "--json"], "no such directory"),
 }
 
 

@@ -8,7 +8,7 @@ needs its siblings from the same commit):
 
   c1  add lib/uaccess.S: clean                      c7  rename to lib/usercopy.S, text of c5
   c2  README only (no row)                          c8  include/copy_template.S broken (no row)
-  c3  off by one: over-report appears               c9  clean + a comment: does not build (c8's include)
+  c3  off by one: over-report appears               c9  c1's text: does not build (c8's include)
   c4  + wrong shift: wrong-data appears             c10 include fixed (no row)
   c5  wrong shift only: over-report disappears      c11 clean + another comment: wrong-data disappears
   c6  an opcode that does not exist: does not build
@@ -114,7 +114,8 @@ def test_versions_that_do_not_build_are_rows(repo: tuple[Path, dict[str, str]], 
     by = {row["commit"]: row for row in first_run["report"]["commits"]}
     assert [k for k in c if c[k] in by and not by[c[k]]["builds"]] == ["c6", "c9"]
     assert "not_an_opcode a0" in by[c["c6"]]["error"] and "lib/uaccess.S:" in by[c["c6"]]["error"]
-    # c9's own text is fine: the template it includes, at c9, is the broken one.
+    # c9's own text is c1's: the template it includes, at c9, is the broken one (and the
+    # cache told the two apart: the included files' blobs are part of the key).
     assert "not_an_opcode a1" in by[c["c9"]]["error"] and "lib/include/copy_template.S" in by[c["c9"]]["error"]
     assert "/tmp" not in by[c["c9"]]["error"] and "copyfuzz-history" not in by[c["c9"]]["error"]
 

@@ -35,7 +35,7 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from . import __version__, build, history, paths, plan, records
+from . import __version__, build, files, history, paths, plan, records
 from .checkfile import external_routine, parse_symbol
 from .cmd_check import build_file_routines
 from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
@@ -241,8 +241,9 @@ def _mark(rows: list[Row], known_before: bool) -> None:
 def check_history_args(args: argparse.Namespace) -> str:
     """Settle the sweep options history shares with check; the file's path as git names it."""
     args.random, args.seed, args.random_max_len = 0, None, None
-    args.findings = Path("findings")  # unused: rows carry the reproducers
+    args.findings = Path(tempfile.gettempdir())  # each version logs into its private directory
     check_sweep_args(args)
+    files.check_dir(Path(args.cache) if args.cache else history.default_cache_dir(), "--cache")
     path = args.file.replace("\\", "/")
     while path.startswith("./"):
         path = path[2:]
@@ -337,7 +338,7 @@ def _classes_rows(row: Row) -> list[tuple[str, str, str]]:
         if row.change.deleted:
             return [("[dim]deleted[/]", "", "")]
         return [("[red]does not build[/]", "", escape(row.error))]
-    out = [] if row.findings else [("[green]clean[/]", f"{row.cases:,} cases", "")]
+    out = [] if row.findings else [("[green]clean[/]", f"{row.cases:,}", "")]
     for cls, n in row.findings.items():
         mark = "[red]+[/] " if cls in row.appeared else "  "
         out.append((f"{mark}[red]{cls}[/]", f"{n:,}", escape(row.reproducers.get(cls, "-"))))
@@ -352,9 +353,11 @@ def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: 
     title = (f"history: {path} in {args.repo}, {symbols}, max-len {args.max_len}, profile {args.profile}"
              f"{', RV32' if args.xlen == 32 else ''}")
     table = Table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)
+    # A reproducer stays on one line, to be pasted into repro; on a narrow terminal the
+    # subject gives way (piped, lines are 240 wide).
     for column in ("commit", "date", "subject", "class", "cases", "smallest reproducer"):
         table.add_column(column, justify="right" if column == "cases" else "left",
-                         no_wrap=column in ("commit", "smallest reproducer"),
+                         no_wrap=column != "subject", min_width=12 if column == "commit" else None,
                          max_width=40 if column == "subject" else None)
     for i, row in enumerate(rows):
         subject = escape(row.change.subject)
