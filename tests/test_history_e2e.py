@@ -205,6 +205,8 @@ def test_bisect_first_fixed(repo: tuple[Path, dict[str, str]], first_run: dict[s
 
 @pytest.mark.parametrize("args, message", [
     (["--bisect", "wrong-data", "--good", "c7", "--bad", "c1"], "is not an ancestor"),
+    (["--bisect", "over-report", "--fixed", "--bad", "c11", "--good", "c3"], "is not an ancestor of --good"),
+    (["--bisect", "wrong-data", "--good", "c4", "--bad", "c4"], "the same commit"),
     (["--bisect", "wrong-data", "--good", "c5", "--bad", "c7"], "is not a good version"),
     (["--bisect", "over-report", "--good", "c1", "--bad", "c7"], "is not a bad version"),
     (["--bisect", "no-such-class", "--good", "c1", "--bad", "c7"], "not a finding class"),

@@ -378,7 +378,9 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
     cls, fixed = args.bisect, args.fixed
     good, bad = repo.commit(args.good, "--good"), repo.commit(args.bad, "--bad")
     older, newer = (bad, good) if fixed else (good, bad)
-    if older == newer or not repo.is_ancestor(older, newer):
+    if older == newer:
+        raise CopyfuzzError(f"--good and --bad are the same commit ({good[:12]})")
+    if not repo.is_ancestor(older, newer):
         first, second = ("--bad", "--good") if fixed else ("--good", "--bad")
         raise CopyfuzzError(f"{first} {older[:12]} is not an ancestor of {second} {newer[:12]}"
                             + ("" if fixed else " (to find where a class disappears: --fixed, with --bad the older)"))
