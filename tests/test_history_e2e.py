@@ -231,3 +231,14 @@ def test_not_a_repository_and_a_file_that_never_existed(repo: tuple[Path, dict[s
     assert proc.returncode == 2 and "no commit in the history" in json.loads(proc.stdout)["error"]
     proc = run_cli("history", str(r), "--file", "../outside.S", "--symbol", SYMBOL)
     assert proc.returncode == 2 and "path inside the repository" in proc.stderr
+
+
+def test_a_version_without_the_symbol_is_a_row(repo: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    r, c = repo
+    rc, report, err = history(r, tmp_path, "--symbol", "cf_not_here:copy", "--since", c["c7"])
+    assert rc == 2 and "does not build" in err  # the newest version cannot be said to be clean
+    rows = report["commits"]
+    assert [row["commit"] for row in rows] == [c["c7"], c["c9"], c["c11"]]
+    assert all(not row["builds"] for row in rows)
+    assert "'cf_not_here' is not defined there" in rows[0]["error"] and "__asm_copy_to_user" in rows[0]["error"]
+    assert rows[1]["error"].startswith("lib/include/copy_template.S:")  # the assembler stops first
