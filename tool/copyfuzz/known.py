@@ -223,7 +223,34 @@ def pc_of_described(text: str) -> str | None:
 # ---- writing ----
 
 
-def render(findings: Iterable[Finding], routines: Iterable[str], command: list[str] | None = None) -> str:
+def from_result(data: object) -> tuple[list[str], list[Finding]]:
+    """The routines and finding keys of one `fuzz --json` or `replay --json` result (the
+    CI scripts write one baseline from all their runs' results)."""
+    if isinstance(data, dict) and isinstance(data.get("finds"), list):
+        routine = str(data.get("routine", "?"))
+        keys = [Finding(routine, str(cls), pc_of_described(str(f.get("fault_pc") or "")))
+                for f in data["finds"] if isinstance(f, dict)
+                for cls in f.get("classes") or [f.get("cls", "?")]]
+        return [routine], keys
+    if isinstance(data, list):
+        entries = [e for e in data if isinstance(e, dict)]
+        keys = [Finding(str(e.get("routine", "?")), str(u.get("class")), u.get("pc") or None)
+                for e in entries for u in e.get("unique_findings") or [] if isinstance(u, dict)]
+        return [str(e.get("routine", "?")) for e in entries], keys
+    raise CopyfuzzError("not the --json output of copyfuzz fuzz or replay")
+
+
+def _pc_order(pc: str | None) -> tuple[str, int]:
+    """Lines of one class by symbol, then by offset as a number (`*` first)."""
+    if pc is None:
+        return "", -1
+    if _HEX.fullmatch(pc):
+        return "", int(pc, 16)
+    name, _, off = pc.partition("+")
+    return name, int(off, 16) if off else 0
+
+
+def render(findings: Iterable[Finding], routines: Iterable[str], command: str | None = None) -> str:
     """A baseline accepting these findings: sorted, each once, under a comment header
     naming the command and the run's routines. With more than one routine in the run,
     each line names its routine (bundled routines share symbols)."""
@@ -231,15 +258,16 @@ def render(findings: Iterable[Finding], routines: Iterable[str], command: list[s
     names = sorted(set(routines) | {f.routine for f in found})
     scoped = len(names) > 1
     order = {name: i for i, name in enumerate(records.CLASS_NAMES)}
-    keyed: dict[str, tuple[str, int, str]] = {}
+    keyed: dict[str, tuple[str, int, str, int]] = {}
     for f in found:
         routine = f.routine if scoped else None
-        keyed[format_line(f.cls, f.pc, routine)] = (routine or "", order.get(f.cls, len(order)), f.pc or "")
+        keyed[format_line(f.cls, f.pc, routine)] = (routine or "", order.get(f.cls, len(order)), *_pc_order(f.pc))
     lines = sorted(keyed, key=keyed.__getitem__)
-    argv = command if command is not None else ["copyfuzz", *sys.argv[1:]]
+    if command is None:
+        command = shlex.join(["copyfuzz", *sys.argv[1:]])
     head = [
         "# copyfuzz known findings: CLASS PC [ROUTINE], one a line (docs/ci.md, Baselines)",
-        f"# command: {shlex.join(argv)}",
+        f"# command: {command}",
         *(f"# routine: {r}" for r in names),
     ]
     if not found:
@@ -247,6 +275,6 @@ def render(findings: Iterable[Finding], routines: Iterable[str], command: list[s
     return "\n".join([*head, *lines]) + "\n"
 
 
-def write(path: Path, findings: Iterable[Finding], routines: Iterable[str], command: list[str] | None = None) -> None:
+def write(path: Path, findings: Iterable[Finding], routines: Iterable[str], command: str | None = None) -> None:
     """--write-known: written aside and renamed (atomic.write)."""
     atomic.write(path, render(findings, routines, command))
