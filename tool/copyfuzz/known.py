@@ -144,12 +144,14 @@ class Baseline:
     used: set[Entry] = field(default_factory=set)
 
     def match(self, finding: Finding) -> Entry | None:
-        """The first line that accepts the finding, or None (a new finding)."""
-        for entry in self.entries:
-            if entry.matches(finding.routine, finding.cls, finding.pc):
-                self.used.add(entry)
-                return entry
-        return None
+        """The line that accepts the finding, or None (a new finding): the first naming its
+        pc, else the first `CLASS *`."""
+        hits = [e for e in self.entries if e.matches(finding.routine, finding.cls, finding.pc)]
+        hits.sort(key=lambda e: e.pc == ANY_PC)  # stable: file order within each kind
+        if not hits:
+            return None
+        self.used.add(hits[0])
+        return hits[0]
 
     def unused(self) -> list[Entry]:
         """Lines no finding of the run matched (stale ones, or bugs fixed since)."""
