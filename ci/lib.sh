@@ -142,7 +142,7 @@ known_options() {
 }
 
 # check_known: the --known file read and checked before any run (a bad line: exit 2,
-# one line naming it), --write-known's directory there. KNOWN_ARGS: for copyfuzz.
+# one line naming it), --write-known's directory made. KNOWN_ARGS: for copyfuzz.
 check_known() {
 	KNOWN_ARGS=()
 	if [ -n "$known" ]; then
@@ -150,8 +150,8 @@ check_known() {
 		KNOWN_ARGS=(--known "$known")
 	fi
 	if [ -n "$write_known" ]; then
-		[ -d "$(dirname "$write_known")" ] || die "--write-known $write_known: no such directory"
 		[ ! -d "$write_known" ] || die "--write-known $write_known: is a directory"
+		mkdir -p "$(dirname "$write_known")" || die "--write-known $write_known: cannot create its directory"
 	fi
 }
 
