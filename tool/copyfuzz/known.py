@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import atomic, records
+from . import atomic, files, records
 from .elfinfo import Symbolizer, where
 from .errors import CopyfuzzError
 
@@ -181,8 +181,6 @@ def from_args(args: object) -> Baseline | None:
 
 def check_output(args: object) -> None:
     """--write-known's file: checked before the run (files.check_file)."""
-    from . import files
-
     path = getattr(args, "write_known", None)
     if path is not None:
         files.check_file(Path(path), "--write-known")
