@@ -157,3 +157,35 @@ def test_a_bad_baseline_is_exit_2_and_one_line_on_every_command(tmp_path: Path, 
     assert "cannot read it" in json.loads(proc.stdout)["error"], proc.stdout
     proc = run_cli(*command, "--write-known", str(tmp_path), timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip() == f"copyfuzz: --write-known {tmp_path}: is a directory"
+
+
+def test_junit_fails_on_new_findings_alone_and_names_the_known_ones() -> None:
+    from copyfuzz import junit
+
+    def find(cls: str, pc: str, known_by: list[str] | None) -> dict[str, object]:
+        return {"cls": cls, "classes": [cls], "spec": f"r:n={len(pc)}", "fault_pc": pc, "regression": "",
+                "new": True, "known": known_by is not None, "known_by": known_by}
+
+    data = {"routine": "r", "engine": "libfuzzer",
+            "finds": [find("no-progress", "0x10 (f+0x4)", ["k.txt:2"]), find("wrong-data", "", None)]}
+    tc = junit.fuzz_testcase(data, {})
+    assert tc.skipped is None and [o.type for o in tc.outcomes] == ["wrong-data"]
+    assert "known findings (not failures): no-progress f+0x4 (baseline k.txt:2)" in tc.stdout
+    data["finds"] = data["finds"][:1]
+    tc = junit.fuzz_testcase(data, {})
+    assert tc.outcomes == [] and tc.skipped == "known findings only: no-progress f+0x4 (baseline k.txt:2)"
+
+    entry = {"routine": "r", "cases": 3, "failing_cases": 2, "findings": {"hang": 2, "crash": 1},
+             "reproducers": {"hang": "r:n=1", "crash": "r:n=2"},
+             "unique_findings": [
+                 {"class": "hang", "pc": None, "cases": 1, "reproducer": "r:n=1", "known": True, "known_by": "k:1"},
+                 {"class": "hang", "pc": "f+0x8", "cases": 1, "reproducer": "r:n=3", "known": False},
+                 {"class": "crash", "pc": "f+0x8", "cases": 1, "reproducer": "r:n=2", "known": True,
+                  "known_by": "k:2"}]}
+    [tc] = junit.replay_testcases([entry], {}, set(), False)
+    assert [(o.type, o.message) for o in tc.outcomes] == [("hang", "hang: r:n=3")]
+    assert tc.outcomes[0].text.startswith("1 case of class hang") and tc.skipped is None
+    assert "hang * (baseline k:1); crash f+0x8 (baseline k:2)" in tc.stdout
+    entry["unique_findings"] = [u for u in entry["unique_findings"] if u["known"]]  # type: ignore[index]
+    [tc] = junit.replay_testcases([entry], {}, set(), False)
+    assert tc.outcomes == [] and tc.skipped is not None and tc.skipped.startswith("known findings only: hang *")
