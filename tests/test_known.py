@@ -186,6 +186,6 @@ def test_junit_fails_on_new_findings_alone_and_names_the_known_ones() -> None:
     assert [(o.type, o.message) for o in tc.outcomes] == [("hang", "hang: r:n=3")]
     assert tc.outcomes[0].text.startswith("1 case of class hang") and tc.skipped is None
     assert "hang * (baseline k:1); crash f+0x8 (baseline k:2)" in tc.stdout
-    entry["unique_findings"] = [u for u in entry["unique_findings"] if u["known"]]  # type: ignore[index]
+    entry["unique_findings"] = [u for u in entry["unique_findings"] if u["known"]]
     [tc] = junit.replay_testcases([entry], {}, set(), False)
     assert tc.outcomes == [] and tc.skipped is not None and tc.skipped.startswith("known findings only: hang *")
