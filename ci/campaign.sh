@@ -30,6 +30,9 @@ usage: $PROG [options]
   --jobs N                parallel fuzzing processes per run (libfuzzer, afl)
   --seed S                seed of every run (default: a fresh one per run)
   --afl-host NAME         name AFL++ instances main-NAME/secN-NAME (ci/afl-sync.sh)
+  --known FILE            accepted findings (CLASS SYMBOL+0xOFF a line): reported as
+                          known (skipped in the JUnit), they do not fail the campaign
+  --write-known FILE      write the runs' unique findings to FILE in that format
 exit status: 0 clean, 1 a finding, 2 bad input or a build/tool error
 EOF
 }
@@ -47,6 +50,8 @@ junit=""
 jobs=""
 seed=""
 afl_host=""
+known=""
+write_known=""
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -66,6 +71,7 @@ while [ $# -gt 0 ]; do
 	-h | --help) usage; exit 0 ;;
 	*)
 		file_option "$@"
+		[ "$SHIFT" -gt 0 ] || known_options "$@"
 		[ "$SHIFT" -gt 0 ] || die "unknown option '$1' (see '$PROG --help')"
 		shift "$SHIFT"
 		;;
@@ -88,6 +94,7 @@ cache=${cache:-$artifacts/corpus}
 junit=${junit:-$artifacts/junit.xml}
 
 ensure_deps
+check_known
 mkdir -p "$artifacts" "$cache" || die "cannot create $artifacts or $cache"
 # name<TAB>stem<TAB>...: resolved (and so checked) before anything runs; an unknown
 # routine or a missing file is reported in the JUnit too, as a "setup" error.
@@ -138,6 +145,7 @@ for line in "${lines[@]}"; do
 		[ -z "$seed" ] || cmd+=(--seed "$seed")
 		[ -z "$jobs" ] || [ "$engine" = hypothesis ] || cmd+=(--jobs "$jobs")
 		[ -z "$afl_host" ] || [ "$engine" != afl ] || cmd+=(--afl-host "$afl_host")
+		cmd+=("${KNOWN_ARGS[@]}")
 		note "$name with $engine for $time_s s"
 		run_recorded "$run/result" "$name" "$engine" "$limit" "${cmd[@]}"
 		results+=("$run/result.json")
@@ -154,5 +162,6 @@ for line in "${lines[@]}"; do
 	done
 done
 
+write_known_from "${results[@]}"
 echo "junit: $junit  artifacts: $artifacts  corpus: $cache"
 exit "$JUNIT_RC"

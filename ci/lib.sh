@@ -131,6 +131,38 @@ write_junit() {
 	"$COPYFUZZ" junit --out "$out" --suite "$suite" "$@" || JUNIT_RC=$?
 }
 
+# known_options "$@": --known FILE and --write-known FILE (baselines of known findings,
+# docs/ci.md), taken into known and write_known. SHIFT: how many words it used.
+known_options() {
+	SHIFT=0
+	case $1 in
+	--known) need_value "$@"; known=$2; SHIFT=2 ;;
+	--write-known) need_value "$@"; write_known=$2; SHIFT=2 ;;
+	esac
+}
+
+# check_known: the --known file read and checked before any run (a bad line: exit 2,
+# one line naming it), --write-known's directory made. KNOWN_ARGS: for copyfuzz.
+check_known() {
+	KNOWN_ARGS=()
+	if [ -n "$known" ]; then
+		routines_of known "$known" || exit 2
+		KNOWN_ARGS=(--known "$known")
+	fi
+	if [ -n "$write_known" ]; then
+		[ ! -d "$write_known" ] || die "--write-known $write_known: is a directory"
+		mkdir -p "$(dirname "$write_known")" || die "--write-known $write_known: cannot create its directory"
+	fi
+}
+
+# write_known_from RESULT...: --write-known's baseline, the unique findings of the runs'
+# results (exit 2 if it cannot be written).
+write_known_from() {
+	[ -n "$write_known" ] || return 0
+	routines_of write-known --command "$INVOKED" "$write_known" "$@" || exit 2
+	echo "known findings written to $write_known"
+}
+
 interrupted() { # interrupted RC: the tool was stopped by Ctrl-C, SIGTERM or a CI cancel
 	[ "$1" -eq 130 ] || [ "$1" -eq 143 ]
 }

@@ -25,6 +25,9 @@ usage: $PROG [options]
                           (--symbol repeatable)
   --artifacts DIR         results of each replay (default ci-artifacts/replay)
   --junit FILE            JUnit XML (default ARTIFACTS/junit.xml)
+  --known FILE            accepted findings (CLASS SYMBOL+0xOFF a line): reported as
+                          known (skipped in the JUnit), they do not fail the replay
+  --write-known FILE      write the replays' unique findings to FILE in that format
 exit status: 0 clean, 1 a failure, 2 bad input or a build/tool error
 EOF
 }
@@ -35,6 +38,8 @@ file=""
 symbols=()
 artifacts=ci-artifacts/replay
 junit=""
+known=""
+write_known=""
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -48,7 +53,11 @@ while [ $# -gt 0 ]; do
 	--artifacts) need_value "$@"; artifacts=$2; shift 2 ;;
 	--junit) need_value "$@"; junit=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
-	*) die "unknown option '$1' (see '$PROG --help')" ;;
+	*)
+		known_options "$@"
+		[ "$SHIFT" -gt 0 ] || die "unknown option '$1' (see '$PROG --help')"
+		shift "$SHIFT"
+		;;
 	esac
 done
 if [ -n "$file" ]; then
@@ -61,6 +70,7 @@ regressions=${regressions:-$corpora/regressions}
 junit=${junit:-$artifacts/junit.xml}
 
 ensure_deps
+check_known
 mkdir -p "$artifacts" || die "cannot create $artifacts"
 # Every routine the tool knows, mutants too: stem -> name and whether it is a mutant.
 resolve_routines "$artifacts/setup" "$junit" "copyfuzz replay" routines --all
@@ -109,7 +119,7 @@ if [ -d "$corpora" ]; then
 			continue
 		fi
 		run_recorded "$base" "$name" "replay corpus" 3600 \
-			"$COPYFUZZ" replay "$dir" --routine "$name" --json
+			"$COPYFUZZ" replay "$dir" --routine "$name" --json "${KNOWN_ARGS[@]}"
 		case $RUN_RC in
 		0) echo "clean     $name  corpus $dir" ;;
 		1) echo "FINDINGS  $name  corpus $dir reproduces ($base.json)" ;;
@@ -125,7 +135,7 @@ fi
 # The regression specs: each names its routine, mutants included.
 if [ -d "$regressions" ] && [ -n "$(find "$regressions" -name '*.spec' -print -quit)" ]; then
 	base=$artifacts/regressions
-	run_recorded "$base" "" "replay regressions" 3600 "$COPYFUZZ" replay "$regressions" --json
+	run_recorded "$base" "" "replay regressions" 3600 "$COPYFUZZ" replay "$regressions" --json "${KNOWN_ARGS[@]}"
 	printf 'dir=%s\n' "$regressions" >>"$base.status"
 	results+=("$base.json")
 	echo "replayed  $regressions (exit $RUN_RC; mutants are expected to reproduce)"
@@ -137,5 +147,6 @@ fi
 
 [ ${#results[@]} -gt 0 ] || note "nothing to replay under $corpora (no corpora, no regression specs)"
 finish
+write_known_from "${results[@]}"
 echo "junit: $junit  artifacts: $artifacts"
 exit "$JUNIT_RC"

@@ -4,6 +4,14 @@
     routines.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative]
     --build                                       also build their executors and the fuzz targets
     routines.py paths                              the host build: plugin, libFuzzer and AFL++ targets
+    routines.py known FILE                         check a baseline of known findings (--known)
+    routines.py write-known --command C OUT RESULT.json...
+                                                  one baseline of the runs' unique findings
+
+`known` and `write-known` are the scripts' --known and --write-known (tool/copyfuzz/known.py):
+the first reads the file before any run (a bad line: exit 2, one line naming it), the
+second writes the findings of the `fuzz --json` and `replay --json` results given (a run
+that left no result is left out: the script reports its error).
 
 One line per routine, tab-separated: name, file stem (the directory name the tool gives
 the routine's corpus, findings and regressions), mutant (1 or 0), kind, profile, and the
@@ -16,9 +24,11 @@ Run with tool/ on PYTHONPATH (ci/lib.sh does), from the directory the paths are 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
-from copyfuzz import build, paths
+from copyfuzz import build, known, paths
 from copyfuzz.cli import repo_root
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.routines import Routine, discover, select
@@ -41,7 +51,27 @@ def parse(argv: list[str]) -> argparse.Namespace:
     fs.add_argument("--alternative", action="store_true")
     fs.add_argument("--build", action="store_true")
     sub.add_parser("paths")
+    kn = sub.add_parser("known")
+    kn.add_argument("file", type=Path)
+    wk = sub.add_parser("write-known")
+    wk.add_argument("out", type=Path)
+    wk.add_argument("--command", required=True)
+    wk.add_argument("results", nargs="*", type=Path)
     return p.parse_args(argv)
+
+
+def write_known(args: argparse.Namespace) -> None:
+    routines: list[str] = []
+    findings: list[known.Finding] = []
+    for path in args.results:
+        try:
+            data = json.loads(path.read_text(errors="replace") or "null")
+            names, keys = known.from_result(data)
+        except (OSError, json.JSONDecodeError, CopyfuzzError):
+            continue  # a run that failed: its error is in the report
+        routines += names
+        findings += keys
+    known.write(args.out, findings, routines, args.command.strip())
 
 
 def resolve(args: argparse.Namespace) -> list[Routine]:
@@ -67,6 +97,12 @@ def main(argv: list[str]) -> int:
                                           paths.afl_target(ROOT))))
         return 0
     try:
+        if args.what == "known":
+            known.load(args.file)
+            return 0
+        if args.what == "write-known":
+            write_known(args)
+            return 0
         routines = resolve(args)
         if args.build:
             build.build(ROOT, ["all", "fuzz-targets"])

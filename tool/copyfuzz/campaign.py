@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import atomic, corpus, envs, fuzzinput, paths, records, regressions
+from . import atomic, corpus, envs, fuzzinput, known, paths, records, regressions
 from .audit import Audit
 from .coverage import Coverage, from_snapshots
 from .errors import CopyfuzzError
@@ -116,6 +116,7 @@ class Campaign:
     audit: Audit | None = None
     coverage: Coverage | None = None
     run: RunDir | None = None
+    baseline: known.Baseline | None = None  # --known: findings that do not fail the campaign
 
     def start(self) -> RunDir:
         for directory in (self.corpus, self.findings_dir, self.regressions):
@@ -135,6 +136,28 @@ class Campaign:
     @property
     def until_met(self) -> bool:
         return any(f.cls in self.until or set(f.classes) & self.until for f in self.found)
+
+    def finding_keys(self, f: CampaignFinding) -> list[known.Finding]:
+        """A finding's keys: each of its error classes at its fault pc."""
+        pc = known.pc_of_described(f.fault_pc)
+        return [known.Finding(self.routine.name, cls, pc) for cls in f.classes or [f.cls]]
+
+    def known_by(self, f: CampaignFinding) -> list[known.Entry] | None:
+        """The --known lines accepting each of the finding's classes; None when one of
+        them is new (or there is no baseline)."""
+        if self.baseline is None:
+            return None
+        entries = [self.baseline.match(k) for k in self.finding_keys(f)]
+        return [e for e in entries if e is not None] if all(entries) else None
+
+    @property
+    def new_found(self) -> list[CampaignFinding]:
+        """The findings that decide the exit status: those no --known line accepts."""
+        return [f for f in self.found if self.known_by(f) is None]
+
+    def write_known(self, path: Path) -> None:
+        """--write-known: the campaign's unique findings (class, fault pc)."""
+        known.write(path, [k for f in self.found for k in self.finding_keys(f)], [self.routine.name])
 
     def read_coverage(self) -> Coverage | None:
         if self.audit is not None and self.run is not None:
@@ -236,6 +259,7 @@ def report(c: Campaign) -> None:
     by_class: dict[str, int] = {}
     for f in c.found:
         by_class[f.cls] = by_class.get(f.cls, 0) + 1
+    known_by = {id(f): c.known_by(f) for f in c.found}
     if c.as_json:
         print(json.dumps({
             "routine": c.routine.name, "engine": c.engine, "profile": c.profile, "seed": c.seed,
@@ -243,7 +267,9 @@ def report(c: Campaign) -> None:
             "exec_per_s": round(rate, 1), "corpus": str(c.corpus), "corpus_size": c.corpus_size,
             "seeded": c.seeded, "findings_dir": str(c.findings_dir), "findings": by_class,
             "coverage": c.coverage.to_json() if c.coverage else None,
-            "finds": [dataclasses.asdict(f) for f in c.found],
+            "finds": [{**dataclasses.asdict(f), "known": known_by[id(f)] is not None,
+                       "known_by": [e.source for e in known_by[id(f)] or []] or None} for f in c.found],
+            "known": c.baseline.to_json() if c.baseline is not None else None,
             "not_reproduced": c.not_reproduced,
             "until": sorted(c.until), "until_met": c.until_met,
         }, indent=2))
@@ -260,12 +286,22 @@ def report(c: Campaign) -> None:
         emit(console, "  findings: none")
         return
     for cls, count in by_class.items():
-        emit(console, f"  [red]{cls}[/]: {count} finding{'s' * (count != 1)}")
+        accepted = sum(1 for f in c.found if f.cls == cls and known_by[id(f)] is not None)
+        color = "yellow" if accepted == count else "red"
+        note = f" ({'all' if accepted == count else accepted} known)" if accepted else ""
+        emit(console, f"  [{color}]{cls}[/]: {count} finding{'s' * (count != 1)}{note}")
     by_file: dict[str, list[CampaignFinding]] = {}
     for f in c.found:
         by_file.setdefault(f.regression, []).append(f)
     for path, fs in by_file.items():
         first = next((f for f in fs if f.new), fs[0])
-        mark = "new" if any(f.new for f in fs) else "known"
-        emit(console, f"    {path} ({mark}, found {len(fs)}x): {first.spec}  fault pc {first.fault_pc or 'none'}")
+        mark = "new" if any(f.new for f in fs) else "saved before"
+        entries = known_by[id(first)]
+        why = f"  [yellow]{', '.join(known.reason(e) for e in entries)}[/]" if entries else ""
+        emit(console, f"    {path} ({mark}, found {len(fs)}x): {first.spec}  fault pc {first.fault_pc or 'none'}"
+                      f"{why}")
+    if c.baseline is not None:
+        fresh = len(c.new_found)
+        emit(console, f"  known findings ({c.baseline.path}): {len(c.found) - fresh} accepted, "
+                      f"{'[red]' if fresh else ''}{fresh} new{'[/]' if fresh else ''}")
     emit(console, f"  artifacts in {c.findings_dir}; replay with: copyfuzz replay {c.regressions}")

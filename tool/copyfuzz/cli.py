@@ -214,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="stop at the first finding of one of these classes (e.g. a mutant's own class)")
     fz.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(fz)
+    _known_options(fz)
 
     rl = sub.add_parser("replay", help="re-run saved cases: regression specs, corpora, artifacts",
                         epilog="exit status: 0 nothing reproduces, 1 a finding reproduces, "
@@ -228,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
     rl.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(rl)
+    _known_options(rl)
 
     ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
                         epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "
@@ -288,8 +290,18 @@ def _isa_options(p: argparse.ArgumentParser) -> None:
                    help="vector register length of a V CPU: 128 (default), 256, 512 or 1024")
 
 
+def _known_options(p: argparse.ArgumentParser) -> None:
+    """Baselines of known findings (known.py, docs/ci.md)."""
+    p.add_argument("--known", type=Path, metavar="FILE",
+                   help="accepted findings, one 'CLASS SYMBOL+0xOFF' (or 'CLASS *') a line: shown as known, "
+                        "they do not make the exit status 1")
+    p.add_argument("--write-known", type=Path, metavar="FILE",
+                   help="write the run's unique findings to FILE in the --known format")
+
+
 def _sweep_options(p: argparse.ArgumentParser) -> None:
     _isa_options(p)
+    _known_options(p)
     p.add_argument("--xlen", type=int, choices=(64, 32), default=64,
                    help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
     p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",

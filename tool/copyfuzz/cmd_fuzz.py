@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, files, records
+from . import build, files, known, records
 from .audit import audit_routine
 from .campaign import Campaign, report, seed_corpus
 from .errors import CopyfuzzError
@@ -53,6 +53,8 @@ def parse_until(text: str | None) -> frozenset[str]:
 def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     routine = fuzzed_routine(root, args)
     until = parse_until(getattr(args, "until", None))
+    baseline = known.from_args(args)
+    known.check_output(args)
     if build.native(routine.xlen):
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
     if getattr(args, "afl_host", None) and args.engine != "afl":
@@ -79,6 +81,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     c = Campaign(root, routine, profile, seed, corpus_dir, findings_dir, args.regressions, args.engine,
                  args.max_len, until=until, as_json=args.json)
     c.audit = audit_routine(root, routine)
+    c.baseline = baseline
     c.start()
     try:
         if args.engine != "hypothesis":  # Hypothesis draws its own cases: no corpus
@@ -111,4 +114,6 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     finally:
         c.close()
     report(c)
-    return 1 if c.found else 0
+    if getattr(args, "write_known", None) is not None:
+        c.write_known(args.write_known)
+    return 1 if c.new_found else 0

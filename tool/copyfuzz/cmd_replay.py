@@ -18,13 +18,24 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from . import build, fuzzinput, regressions
+from . import build, fuzzinput, known, regressions
+from .elfinfo import routine_symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_routines, is_file_spec, settle_isa, with_isa
 from .spec import Spec, format_spec, parse_fields
 from .triage import run_specs
 from .ui import emit, stdout_console
+
+
+@dataclass
+class Unique:
+    """One (class, fault pc) of a replay: its cases, the first, and the --known line
+    accepting it (None: a new finding)."""
+
+    cases: int
+    spec: str
+    entry: known.Entry | None
 
 
 @dataclass
@@ -35,6 +46,16 @@ class Replayed:
     counts: dict[str, int] = field(default_factory=dict)
     failing: dict[str, str] = field(default_factory=dict)  # class -> first spec showing it
     failed_cases: int = 0
+    # (class, fault pc) -> cases, first spec, and the --known line accepting it (known.py)
+    unique: dict[tuple[str, str | None], Unique] = field(default_factory=dict)
+    new_cases: int = 0  # failing cases with a class no --known line accepts
+
+    def unique_json(self) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for (cls, pc), u in self.unique.items():
+            out.append({"class": cls, "pc": pc, "cases": u.cases, "reproducer": u.spec, "known": u.entry is not None,
+                        "known_by": u.entry.source if u.entry is not None else None})
+        return out
 
 
 def _files(directory: Path) -> list[Path]:
@@ -106,6 +127,8 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
 
 
 def run_replay(root: Path, args: argparse.Namespace) -> int:
+    baseline = known.from_args(args)
+    known.check_output(args)
     if not args.dir.is_dir():
         raise CopyfuzzError(f"{args.dir} is not a directory")
     by_routine = collect(root, args)
@@ -119,18 +142,30 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
     out: list[Replayed] = []
     for key, routine in zip(by_routine, routines):
         rep = Replayed(routine, args.profile or routine.profile, by_routine[key])
+        sym = routine_symbolizer(root, routine, {})
         for spec, result in zip(rep.specs, run_specs(root, routine, rep.profile, rep.specs)):
             rep.failed_cases += bool(result.errors)
+            pc = known.fault_pc(sym, result)
+            new = False
             for cls in result.error_list:
                 rep.counts[cls] = rep.counts.get(cls, 0) + 1
                 rep.failing.setdefault(cls, format_spec(spec))
+                u = rep.unique.get((cls, pc))
+                if u is None:
+                    entry = known.judge(baseline, known.Finding(routine.name, cls, pc))
+                    u = rep.unique[(cls, pc)] = Unique(0, format_spec(spec), entry)
+                u.cases += 1
+                new = new or u.entry is None
+            rep.new_cases += new
         out.append(rep)
-    failed = any(r.counts for r in out)
+    failed = any(r.new_cases for r in out)
     if args.json:
         print(json.dumps([{"routine": r.routine.name, "options": r.routine.repro_options,
                            "profile": r.profile, "cases": len(r.specs),
-                           "failing_cases": r.failed_cases,
-                           "findings": r.counts, "reproducers": r.failing} for r in out], indent=2))
+                           "failing_cases": r.failed_cases, "new_failing_cases": r.new_cases,
+                           "findings": r.counts, "reproducers": r.failing,
+                           "unique_findings": r.unique_json(),
+                           "known": baseline.to_json() if baseline is not None else None} for r in out], indent=2))
     else:
         console = stdout_console()
         for r in out:
@@ -140,7 +175,24 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
             if not r.counts:
                 emit(console, head + "[green]no findings[/]")
                 continue
-            emit(console, head + f"[red]{r.failed_cases} with findings[/]")
-            for cls, count in r.counts.items():
-                emit(console, f"  [red]{cls}[/]: {count}, e.g. {escape(r.failing[cls])}")
+            if baseline is None:
+                emit(console, head + f"[red]{r.failed_cases} with findings[/]")
+            else:
+                accepted = r.failed_cases - r.new_cases
+                emit(console, head + ", ".join(filter(None, [
+                    f"[red]{r.new_cases} with new findings[/]" if r.new_cases else "",
+                    f"[yellow]{accepted} with known findings only[/]" if accepted else ""])))
+            for (cls, pc), u in r.unique.items():
+                color = "yellow" if u.entry is not None else "red"
+                why = f"  [yellow]{escape(known.reason(u.entry))}[/]" if u.entry is not None else ""
+                emit(console, f"  [{color}]{cls}[/] at {escape(pc or 'no fault')}: {u.cases}, e.g. "
+                              f"{escape(u.spec)}{why}")
+        if baseline is not None:
+            fresh = sum(1 for r in out for u in r.unique.values() if u.entry is None)
+            emit(console, f"known findings ({escape(str(baseline.path))}): "
+                          f"{sum(len(r.unique) for r in out) - fresh} accepted, "
+                          f"{'[red]' if fresh else ''}{fresh} new{'[/]' if fresh else ''}")
+    if getattr(args, "write_known", None) is not None:
+        known.write(args.write_known, [known.Finding(r.routine.name, cls, pc) for r in out for cls, pc in r.unique],
+                    [r.routine.name for r in out])
     return 1 if failed else 0

@@ -19,12 +19,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import build, executor, files, plan, records, signals
+from . import build, executor, files, known, plan, records, signals
 from .audit import Audit, audit_routine
-from .elfinfo import routine_symbolizer, where
+from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .executor import NewClassCase
 from .findings import FindingsLog
+from .known import Entry as KnownEntry
 from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines
@@ -53,6 +54,10 @@ class RoutineSweep:
     # Per class whose reproducer a signal ended (crash, unhandled-fault): the signal, its
     # reason, the pc and the code around it (signals.py).
     ended: dict[str, dict[str, object]] = field(default_factory=dict)
+    # Per observed class: the fault pc of its reproducer, symbolized (None: it did not
+    # fault); per finding class a --known line accepts: that line (known.py).
+    pcs: dict[str, str | None] = field(default_factory=dict)
+    known: dict[str, KnownEntry] = field(default_factory=dict)
 
     @property
     def audit_problems(self) -> int:
@@ -71,6 +76,11 @@ class RoutineSweep:
     @property
     def findings(self) -> dict[str, int]:
         return {c: self.counts.get(c, 0) for c in self.observed if self.is_error(c)}
+
+    @property
+    def new_findings(self) -> dict[str, int]:
+        """The findings no --known line accepts: these decide the exit status."""
+        return {c: n for c, n in self.findings.items() if c not in self.known}
 
     @property
     def notes(self) -> dict[str, int]:
@@ -105,7 +115,7 @@ class RoutineSweep:
         """What makes the exit status 1."""
         if self.routine.is_mutant:
             return not self.is_caught
-        return bool(self.findings) or self.audit_problems > 0
+        return bool(self.new_findings) or self.audit_problems > 0
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -115,6 +125,11 @@ class RoutineSweep:
             "cases": self.cases,
             "cases_per_s": round(self.cases_per_s, 1),
             "findings": self.findings,
+            # Each finding class once, with the fault pc it is judged by (known.py).
+            "unique_findings": [
+                {"class": c, "pc": self.pcs.get(c), "cases": n, "reproducer": self.spec(c),
+                 "known": c in self.known, "known_by": self.known[c].source if c in self.known else None}
+                for c, n in self.findings.items()],
             "reproducers": {c: self.spec(c) for c in self.observed if c in self.reproducers},
             "notes": self.notes,
             "stopped": self.stopped or None,
@@ -154,6 +169,8 @@ def check_sweep_args(args: argparse.Namespace) -> None:
     if args.random_max_len is not None and not args.random:
         raise CopyfuzzError("--random-max-len only makes sense with --random N")
     files.check_dir(args.findings, "--findings")  # before the build and the sweep
+    args.baseline = known.from_args(args)
+    known.check_output(args)
 
 
 def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
@@ -284,6 +301,9 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
             results = sweep_routines(root, args, chosen, seed, log, None)
     finally:
         log.close()
+    baseline: known.Baseline | None = getattr(args, "baseline", None)
+    for r in results:
+        judge_known(root, r, baseline)
 
     if args.json:
         report = _json_report(args, seed, results)
@@ -293,7 +313,28 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
     else:
         _print_report(args, seed, results, log)
     log.check()  # a findings file that could not be written: exit 2, after the results
+    if getattr(args, "write_known", None) is not None:
+        known.write(args.write_known, [known.Finding(r.routine.name, c, r.pcs.get(c))
+                                       for r in results for c in r.findings],
+                    [r.routine.name for r in results])
     return 1 if any(r.failed for r in results) else 0
+
+
+def _symbolizer(root: Path, r: RoutineSweep) -> Symbolizer | None:
+    return r.audit.sym if r.audit is not None else routine_symbolizer(root, r.routine, {})
+
+
+def judge_known(root: Path, r: RoutineSweep, baseline: known.Baseline | None) -> None:
+    """Each class's fault pc (its reproducer's: the first case of the enumeration that
+    shows it), and the --known line accepting each finding class, if one does."""
+    if not r.reproducers and not r.findings:
+        return
+    sym = _symbolizer(root, r)
+    r.pcs = {cls: known.fault_pc(sym, found.result) for cls, found in r.reproducers.items()}
+    for cls in r.findings:
+        entry = known.judge(baseline, known.Finding(r.routine.name, cls, r.pcs.get(cls)))
+        if entry is not None:
+            r.known[cls] = entry
 
 
 def ending_signals(root: Path, r: RoutineSweep) -> dict[str, dict[str, object]]:
@@ -305,7 +346,7 @@ def ending_signals(root: Path, r: RoutineSweep) -> dict[str, dict[str, object]]:
         if info is None:
             continue
         if sym is None:
-            sym = r.audit.sym if r.audit is not None else routine_symbolizer(root, r.routine, {})
+            sym = _symbolizer(root, r)
         info["where"] = where(sym, found.result.fault_pc)
         info["summary"] = signals.summary(info, sym)
         info["code"] = signals.routine_rows(root, r.routine, sym, found.result.fault_pc)
@@ -323,12 +364,23 @@ def _json_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep
     }
     if args.random:
         report["random"] = {"cases": args.random, "seed": seed, "max_len": args.random_max_len or 65536}
+    baseline = getattr(args, "baseline", None)
+    report["known"] = baseline.to_json() if baseline is not None else None
     report["routines"] = [r.to_json() for r in results]
     return report
 
 
 def _classes_cell(counts: dict[str, int]) -> str:
     return ", ".join(f"{c} {n}" for c, n in counts.items())
+
+
+def _findings_cell(r: RoutineSweep) -> str:
+    """New findings in red, known ones (--known) marked so, or clean."""
+    if not r.findings:
+        return "[green]clean[/]"
+    new = _classes_cell(r.new_findings)
+    old = _classes_cell({c: n for c, n in r.findings.items() if c in r.known})
+    return ", ".join(filter(None, [f"[red]{new}[/]" if new else "", f"[yellow]{old} (known)[/]" if old else ""]))
 
 
 def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep], log: FindingsLog) -> None:
@@ -356,9 +408,7 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes", "audit"):
             table.add_column(column, justify="right" if column.startswith("cases") else "left")
         for r in routines:
-            findings = _classes_cell(r.findings) or "[green]clean[/]"
-            if r.findings:
-                findings = f"[red]{findings}[/]"
+            findings = _findings_cell(r)
             audit = ("[dim]skipped[/]" if r.audit is None else "[green]ok[/]" if not r.audit_problems
                      else f"[red]{plural(r.audit_problems, 'problem')}[/]")
             table.add_row(escape(r.routine.name), r.routine.kind, r.profile, f"{r.cases:,}",
@@ -398,6 +448,14 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                 r.spec(r.routine.expect[0]) or "-",
             )
         emit(console, table)
+    baseline: known.Baseline | None = getattr(args, "baseline", None)
+    if baseline is not None:
+        accepted = sum(len(r.known) for r in results)
+        new = sum(len(r.new_findings) for r in results)
+        emit(console, f"known findings ({escape(str(baseline.path))}): {accepted} accepted, "
+                      f"{'[red]' if new else ''}{new} new{'[/]' if new else ''}")
+        for entry in baseline.unused():
+            emit(console, f"  [dim]unused: {escape(entry.source)}: {escape(entry.text)}[/]")
     for r in results:
         for text in r.stderr:
             lines = text.splitlines()
@@ -422,11 +480,15 @@ def _print_classes(console: Console, r: RoutineSweep) -> None:
     table.add_column("  class")
     table.add_column("", justify="left")
     table.add_column("cases", justify="right")
+    table.add_column("fault pc", no_wrap=True)
     table.add_column("smallest reproducer", no_wrap=True)
     for cls in r.observed:
-        kind = "[red]error[/]" if r.is_error(cls) else "note"
-        table.add_row(f"  {cls}", kind, f"{r.counts.get(cls, 0):,}", r.spec(cls) or "-")
+        kind = ("[yellow]known[/]" if cls in r.known else "[red]error[/]") if r.is_error(cls) else "note"
+        pc = r.pcs.get(cls) if cls in r.reproducers else "-"
+        table.add_row(f"  {cls}", kind, f"{r.counts.get(cls, 0):,}", escape(pc or "none"), r.spec(cls) or "-")
     emit(console, table)
+    for cls, entry in r.known.items():
+        emit(console, f"  [yellow]{cls}[/]: {escape(known.reason(entry))}")
     for cls, info in r.ended.items():
         emit(console, f"  [red]{cls}[/]: {escape(str(info['summary']))}")
         rows = info["code"]

@@ -14,6 +14,11 @@ ci/replay.sh), next to it with the same stem:
   X.stderr   the command's stderr; its tail goes into <error> and <system-err>
 so a run that died before printing anything still has a testcase with its identity.
 
+Known findings (--known, known.py): a finding the run's baseline accepts ("known": true
+in its --json) is no failure. A testcase whose findings are all known is reported as
+skipped, the reason naming each one and the baseline line accepting it; one with new
+findings fails on those alone and names the known ones in its text.
+
 Replay of mutants: with --expect-mutants a bundled mutant's cases must reproduce (its
 regressions are the mutant catalogue) and fail when they no longer do; any other routine
 must not reproduce. Without it, the verdict is `replay`'s own: anything reproducing fails.
@@ -35,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import regressions
+from . import known, regressions
 from .errors import CopyfuzzError
 from .routines import discover
 from .ui import plural
@@ -127,7 +132,12 @@ def fuzz_testcase(data: dict[str, Any], status: dict[str, str]) -> Testcase:
     engine = str(data.get("engine", "fuzz"))
     tc = Testcase(str(data.get("routine", status.get("routine", "?"))), status.get("name") or engine,
                   _seconds(data.get("elapsed_s", status.get("seconds"))))
-    finds: list[dict[str, Any]] = [f for f in data.get("finds") or [] if isinstance(f, dict)]
+    every: list[dict[str, Any]] = [f for f in data.get("finds") or [] if isinstance(f, dict)]
+    finds = [f for f in every if not f.get("known")]
+    accepted = [text for f in every if f.get("known") for text in _known_texts(f)]
+    accepted = list(dict.fromkeys(accepted))  # each (class, pc) once
+    if accepted and not finds:
+        tc.skipped = "known findings only: " + "; ".join(accepted)
     by_class: dict[str, list[dict[str, Any]]] = {}
     for f in finds:
         by_class.setdefault(str(f.get("cls", "finding")), []).append(f)
@@ -145,7 +155,7 @@ def fuzz_testcase(data: dict[str, Any], status: dict[str, str]) -> Testcase:
                 f"class: {cls} (classes {','.join(shown.get('classes') or [cls])})",
                 f"spec: {shown.get('spec', '?')}",
                 f"fault pc: {shown.get('fault_pc') or 'none'}",
-                f"regression: {saved} ({'new' if shown.get('new') else 'known'}, found {len(group)}x)" if saved
+                f"regression: {saved} ({'new' if shown.get('new') else 'saved before'}, found {len(group)}x)" if saved
                 else f"found {len(group)}x",
                 f"artifact: {shown['artifact']}" if shown.get("artifact") else "",
                 f"reproduce: ./copyfuzz repro {saved or shown.get('spec', '')}",
@@ -165,7 +175,18 @@ def fuzz_testcase(data: dict[str, Any], status: dict[str, str]) -> Testcase:
                  f"({data.get('exec_per_s', 0)}/s), {data.get('rounds', 0)} rounds, corpus "
                  f"{data.get('corpus_size', 0)} inputs in {data.get('corpus')}, findings in "
                  f"{data.get('findings_dir')}{cov_line}")
+    if accepted:
+        tc.stdout += "\nknown findings (not failures): " + "; ".join(accepted)
     return tc
+
+
+def _known_texts(f: dict[str, Any]) -> list[str]:
+    """`CLASS PC (baseline FILE:LINE)` for each class of a known campaign finding."""
+    pc = known.pc_of_described(str(f.get("fault_pc") or ""))
+    classes = [str(c) for c in f.get("classes") or [f.get("cls", "finding")]]
+    by = [str(b) for b in f.get("known_by") or []]
+    return [known.key_text(cls, pc) + (f" (baseline {by[i]})" if i < len(by) else "")
+            for i, cls in enumerate(classes)]
 
 
 # ---- replay results ----
@@ -225,6 +246,20 @@ def replay_testcases(data: list[Any], status: dict[str, str], mutants: set[str],
             tc.stdout = summary + ("\nreproduces as expected (a mutant): " + ", ".join(findings) if findings else "")
             out.append(tc)
             continue
+        unique = [u for u in entry.get("unique_findings") or [] if isinstance(u, dict)]
+        accepted = [f"{known.key_text(str(u.get('class')), u.get('pc'))} (baseline {u.get('known_by')})"
+                    for u in unique if u.get("known")]
+        if accepted:
+            # Only classes with a new (class, fault pc) fail; the counts are of those.
+            new_classes = {str(u.get("class")) for u in unique if not u.get("known")}
+            findings = {cls: sum(int(u.get("cases") or 0) for u in unique
+                                 if u.get("class") == cls and not u.get("known")) for cls in findings
+                        if cls in new_classes}
+            reproducers = {str(u.get("class")): str(u.get("reproducer")) for u in reversed(unique)
+                           if not u.get("known")}
+            if not findings:
+                tc.skipped = "known findings only: " + "; ".join(accepted)
+            summary += "\nknown findings (not failures): " + "; ".join(accepted)
         for cls, count in findings.items():
             spec = reproducers.get(cls, "?")
             text = [f"{plural(count, 'case')} of class {cls}", f"spec: {spec}"]

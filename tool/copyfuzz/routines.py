@@ -60,7 +60,9 @@ class Routine:
 
     @property
     def is_mutant(self) -> bool:
-        return "mutants" in self.name.split("/")[1:-1]
+        # A bundled one only: a file checked from outside the tree (copyfuzz check
+        # arch/riscv/mutants/X.S) is judged like any kernel file, whatever its path.
+        return self.external_elf is None and "mutants" in self.name.split("/")[1:-1]
 
     @property
     def arch(self) -> str:
