@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -83,6 +83,29 @@ LONG_SCOPES = (
     "tests/test_fuzz_hygiene_e2e.py",
     "tests/test_hostile_e2e.py",
 )
+
+
+# Modules that must not run beside each other on two workers: one worker runs them in
+# turn, as one unit. Beside the hostile routines (executors that stop themselves with
+# SIGSTOP, and the tool's fresh executors after them), the libFuzzer -jobs workers of the
+# hygiene test missed the end of the process they watch and ran to -max_total_time, and
+# the hostile check waited 60 s for a fresh executor: both failed (docs/perf.md).
+APART_FROM_EACH_OTHER = ("tests/test_fuzz_hygiene_e2e.py", "tests/test_hostile_e2e.py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """--dist loadscope, with APART_FROM_EACH_OTHER as one scope."""
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(APART_FROM_EACH_OTHER):
+                return " + ".join(APART_FROM_EACH_OTHER)
+            return str(super()._split_scope(nodeid))
+
+    return Scheduling(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -76,18 +76,11 @@ def processes() -> list[Proc]:
     return out
 
 
-def descendants(pid: int, procs: list[Proc] | None = None) -> list[Proc]:
-    """Every process below pid (by parent links, as they are now)."""
-    procs = processes() if procs is None else procs
-    children: dict[int, list[Proc]] = {}
-    for p in procs:
-        children.setdefault(p.ppid, []).append(p)
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child.pid)
-    return out
+def descendants(pid: int) -> list[Proc]:
+    """Every process below pid (by parent links, as they are now), read whole. The tree
+    comes from stat alone (descendants_by_stat): only the processes below pid are read
+    whole, never another test's busy fuzzers (see stat_of)."""
+    return [p for child, _ in descendants_by_stat(pid) if (p := read_proc(child)) is not None]
 
 
 def stat_of(pid: int) -> tuple[str, int, str] | None:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, budget
 from copyfuzz import envs, paths
 from leftovers import descendants
 
@@ -122,12 +122,14 @@ def test_afl_fuzz_finds_a_mutant(tmp_path: Path) -> None:
     (tmp_path / "in" / "seed").write_bytes(b"A" * 10)
     env = {**env_for("riscv/mutants/wrong-shift", tmp_path / "f"), "AFL_SKIP_CPUFREQ": "1",
            "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1", "AFL_QUIET": "1",
-           "AFL_NO_AFFINITY": "1"}  # binding would fail while other AFL++ instances hold every core
+           "AFL_NO_AFFINITY": "1",  # binding would fail while other AFL++ instances hold every core
+           "AFL_BENCH_UNTIL_CRASH": "1"}  # ends at the first crash: -V is only the limit
     (tmp_path / "f").mkdir()
-    subprocess.run(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", "20", "--",
-                    str(AFL)], env=env, capture_output=True, timeout=180)
+    limit = budget(60)
+    subprocess.run(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", limit, "--",
+                    str(AFL)], env=env, capture_output=True, timeout=180 + int(limit))
     crashes = [p for p in (tmp_path / "out/default/crashes").glob("id:*")]
-    assert crashes, "afl-fuzz saved no crash for wrong-shift in 20 s"
+    assert crashes, f"afl-fuzz saved no crash for wrong-shift in {limit} s"
     assert any("wrong-data" in p.read_text() for p in (tmp_path / "f").glob("driver-*.finding"))
 
 
@@ -141,7 +143,7 @@ def test_afl_children_killed_mid_case_leave_nothing_stale(tmp_path: Path) -> Non
     elf = str(paths.executor(ROOT, "riscv/copy_user", 64))
     env = {**env_for("riscv/copy_user", tmp_path / "f"), "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
            "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_AFFINITY": "1"}
-    afl = subprocess.Popen(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", "20",
+    afl = subprocess.Popen(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", budget(12, 12),
                             "-t", "200", "--", str(AFL)], env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     def executors() -> list[int]:  # this campaign's only: other tests run the same executor at once
