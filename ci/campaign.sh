@@ -29,6 +29,8 @@ usage: $PROG [options]
   --junit FILE            JUnit XML (default ARTIFACTS/junit.xml)
   --jobs N                parallel fuzzing processes per run (libfuzzer, afl)
   --seed S                seed of every run (default: a fresh one per run)
+  --until CLASS[,CLASS]   end each run at its first finding of one of these classes
+                          (copyfuzz fuzz --until): the next run starts at once
   --afl-host NAME         name AFL++ instances main-NAME/secN-NAME (ci/afl-sync.sh)
   --known FILE            accepted findings (CLASS SYMBOL+0xOFF a line): reported as
                           known (skipped in the JUnit), they do not fail the campaign
@@ -50,6 +52,7 @@ junit=""
 jobs=""
 seed=""
 afl_host=""
+until=""
 known=""
 write_known=""
 
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--jobs) need_value "$@"; jobs=$2; shift 2 ;;
 	--seed) need_value "$@"; seed=$2; shift 2 ;;
 	--afl-host) need_value "$@"; afl_host=$2; shift 2 ;;
+	--until) need_value "$@"; until=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*)
 		file_option "$@"
@@ -143,6 +147,7 @@ for line in "${lines[@]}"; do
 		cmd=("$COPYFUZZ" fuzz "${target[@]}" --engine "$engine" --time "$time_s" --json
 			--corpus "$corpus" --findings "$run/findings" --regressions "$run/regressions")
 		[ -z "$seed" ] || cmd+=(--seed "$seed")
+		[ -z "$until" ] || cmd+=(--until "$until")
 		[ -z "$jobs" ] || [ "$engine" = hypothesis ] || cmd+=(--jobs "$jobs")
 		[ -z "$afl_host" ] || [ "$engine" != afl ] || cmd+=(--afl-host "$afl_host")
 		cmd+=("${KNOWN_ARGS[@]}")

@@ -177,10 +177,12 @@ def test_junit_writer_on_hand_made_results(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The mutant first, then the correct routine, with two engines: the campaign must go
-    on after the finding. AFL++ instances are named after host 'b'."""
+    on after the finding. AFL++ instances are named after host 'b'. --until ends the
+    mutant's runs at their finding; the correct routine's run their --time."""
     tmp = tmp_path_factory.mktemp("campaign")
     proc = ci("campaign.sh", "--routines", f"{MUTANT},{CLEAN}", "--engines", "libfuzzer,afl", "--time", budget(8),
-              "--seed", "1", "--artifacts", tmp / "art", "--corpus-cache", tmp / "cache", "--afl-host", "b")
+              "--until", "wrong-data", "--seed", "1", "--artifacts", tmp / "art", "--corpus-cache", tmp / "cache",
+              "--afl-host", "b")
     return proc, tmp
 
 
