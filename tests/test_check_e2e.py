@@ -63,6 +63,25 @@ def test_buggy_fixtures_are_caught(tmp_path: Path, path: str, define: str, symbo
     assert expected <= errors_of(report)[symbol], report
 
 
+@pytest.mark.parametrize("xlen, szreg", [("64", 8), ("32", 4)])
+def test_no_retry_fixup_loses_progress_in_the_first_block(tmp_path: Path, xlen: str, szreg: int) -> None:
+    """The kernel's fixup shape since 6.5 (docs/kernel-findings.md): a word fault returns
+    end - a0 at the last loop boundary. Nothing is reported copied only when dst was
+    already aligned (no head bytes moved a0) and the fault comes before the first
+    block's stores: the smallest reproducer shows exactly that."""
+    rc, report, err = check(tmp_path, NEW, "--symbol", "__asm_copy_to_user", "-D", "CONFIG_FIXTURE_NO_RETRY",
+                            "--xlen", xlen)
+    assert rc == 1, err
+    (routine,) = report["routines"]
+    assert {"no-progress", "store-beyond-reported"} <= set(routine["findings"]), routine
+    case = dict(kv.split("=") for kv in routine["reproducers"]["no-progress"].rsplit(":", 1)[1].split(","))
+    assert int(case["dst_off"]) % szreg == 0, case
+    assert 0 < int(case.get("src_fault", case.get("dst_fault", "0"))) < 4 * szreg, case
+    # the same file without the switch retries bytewise and is exact
+    rc, report, err = check(tmp_path, NEW, "--symbol", "__asm_copy_to_user", "--xlen", xlen, "--profile", "exact")
+    assert rc == 0 and report["routines"][0]["findings"] == {}, (err, report)
+
+
 def test_missing_entry_is_flagged_by_the_audit_at_the_pc_the_sweep_faults_on(tmp_path: Path) -> None:
     args = ["--symbol", "__asm_copy_to_user", "-D", "CONFIG_FIXTURE_MISSING_ENTRY"]
     audit = run_cli("audit", NEW, *args, "--json")
