@@ -5,7 +5,8 @@
  * qemu with the coverage plugin -> result, coverage and observation back ->
  * the oracle (ref/, natively, under the build's sanitizers: ASan+UBSan from the
  * Makefile, the engine's on a fuzzing service) -> abort on a finding, so the
- * engine saves the input. This file decodes inputs and judges results; the
+ * engine saves the input; with COPYFUZZ_SEEN only on the first of each (class,
+ * fault pc) in the campaign, the others are counted and pass (keep going). This file decodes inputs and judges results; the
  * environment, the bundle and CPU pinning are driver_config.c's, the executor and
  * the pipes to it executor_channel.c's (driver.h between them).
  *
@@ -45,6 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -215,25 +220,171 @@ static void every_second(void)
 	}
 }
 
-/* The finding goes to disk first (COPYFUZZ_FINDINGS), then to stderr, then abort(). */
-static __attribute__((noreturn)) void report(const struct cf_case *c, uint32_t errors,
-					     const char *why)
+/*
+ * Keep going after a finding (COPYFUZZ_SEEN=DIR, one directory for every driver of a
+ * campaign: libFuzzer's -jobs workers, AFL++'s -M/-S instances and their forkserver
+ * children). A finding is keyed by (class, fault pc): the executor's first (or ending)
+ * fault, 0 when the case did not fault, for an executor that died and for a hang.
+ *   DIR/<class>@0x<pc>        the claim: made with O_CREAT|O_EXCL (atomic, one winner
+ *                             across processes) by the driver that reports the pair;
+ *   DIR/<class>@0x<pc>.count  the inputs that showed it, a u64 at offset 0 of a page
+ *                             every driver maps shared and adds to atomically (exact
+ *                             across jobs, nothing to flush, kept if a driver is killed).
+ * An input whose pairs are all claimed is counted and returns normally, so the engine
+ * neither restarts (libFuzzer) nor sees a crash (AFL++); one with an unclaimed pair is
+ * written to disk first, then claimed, then reported (abort). After the first sight of a
+ * pair in a process, a repeat costs no system call.
+ */
+#define SEEN_MAX 256
+static struct seen_pair {
+	uint32_t bit;
+	uint64_t pc;
+	uint64_t *count; /* the shared counter, NULL if it could not be mapped */
+	int claimed; /* the claim exists (this driver's or another's) */
+} seen_pairs[SEEN_MAX];
+static size_t seen_used;
+
+static void seen_path(char *buf, size_t size, uint32_t bit, uint64_t pc, const char *suffix)
 {
-	if (*cf_cfg.findings) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/driver-%d-%llu.finding", cf_cfg.findings,
-			 (int)getpid(), (unsigned long long)time(NULL));
-		FILE *f = fopen(path, "w");
-		if (f) {
-			fprintf(f, "classes=");
-			print_classes(f, errors);
-			fprintf(f, "\nspec=");
-			print_spec(f, c);
-			fprintf(f, "\nwhy=%s\n", why);
-			fflush(f);
-			fsync(fileno(f));
-			fclose(f);
+	snprintf(buf, size, "%s/%s@0x%llx%s", cf_cfg.seen, cf_class_name(1u << bit),
+		 (unsigned long long)pc, suffix);
+}
+
+static uint64_t *map_counter(uint32_t bit, uint64_t pc)
+{
+	char path[4200];
+	seen_path(path, sizeof path, bit, pc, ".count");
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *m = MAP_FAILED;
+	/* Only ever grown (to one page), never shrunk: a concurrent driver's count stays. */
+	if (fstat(fd, &st) == 0 && (st.st_size >= 4096 || ftruncate(fd, 4096) == 0))
+		m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return m == MAP_FAILED ? NULL : (uint64_t *)m;
+}
+
+/* The pair's entry in this process (made, with its counter, at its first sight); NULL
+ * when the table is full. */
+static struct seen_pair *seen_pair(uint32_t bit, uint64_t pc)
+{
+	for (size_t i = 0; i < seen_used; i++)
+		if (seen_pairs[i].bit == bit && seen_pairs[i].pc == pc)
+			return &seen_pairs[i];
+	if (seen_used == SEEN_MAX)
+		return NULL;
+	struct seen_pair *p = &seen_pairs[seen_used++];
+	p->bit = bit;
+	p->pc = pc;
+	p->count = map_counter(bit, pc);
+	return p;
+}
+
+static int claim_exists(uint32_t bit, uint64_t pc)
+{
+	char path[4200];
+	seen_path(path, sizeof path, bit, pc, "");
+	return access(path, F_OK) == 0;
+}
+
+/* Counts the input under each of its pairs; the pairs nobody has claimed yet (every one
+ * without COPYFUZZ_SEEN). */
+static uint32_t count_and_filter(uint32_t errors, uint64_t pc)
+{
+	if (!*cf_cfg.seen)
+		return errors;
+	uint32_t fresh = 0;
+	for (uint32_t b = 0; b < CF_NUM_CLASSES; b++) {
+		if (!(errors & (1u << b)))
+			continue;
+		struct seen_pair *p = seen_pair(b, pc);
+		if (p && p->count)
+			__atomic_fetch_add(p->count, 1, __ATOMIC_RELAXED);
+		if (p && p->claimed)
+			continue;
+		if (claim_exists(b, pc)) {
+			if (p)
+				p->claimed = 1;
+			continue;
 		}
+		fresh |= 1u << b;
+	}
+	return fresh;
+}
+
+/* Claims each fresh pair; the ones this driver won (another may have claimed one since
+ * count_and_filter looked). */
+static uint32_t claim(uint32_t fresh, uint64_t pc)
+{
+	if (!*cf_cfg.seen)
+		return fresh;
+	uint32_t won = 0;
+	for (uint32_t b = 0; b < CF_NUM_CLASSES; b++) {
+		if (!(fresh & (1u << b)))
+			continue;
+		char path[4200];
+		seen_path(path, sizeof path, b, pc, "");
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			close(fd);
+			won |= 1u << b;
+		} else if (errno != EEXIST) {
+			won |= 1u << b; /* cannot tell: report it, as without COPYFUZZ_SEEN */
+		}
+		struct seen_pair *p = seen_pair(b, pc);
+		if (p)
+			p->claimed = 1;
+	}
+	return won;
+}
+
+/* The finding to COPYFUZZ_FINDINGS/driver-<pid>-<time>.finding, whole (written aside,
+ * synced, renamed); its path in path ("" without COPYFUZZ_FINDINGS or on failure). */
+static void write_finding(const struct cf_case *c, uint32_t errors, const char *why, char *path,
+			  size_t size)
+{
+	path[0] = 0;
+	if (!*cf_cfg.findings)
+		return;
+	char tmp[4200];
+	snprintf(path, size, "%s/driver-%d-%llu.finding", cf_cfg.findings, (int)getpid(),
+		 (unsigned long long)time(NULL));
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		path[0] = 0;
+		return;
+	}
+	fprintf(f, "classes=");
+	print_classes(f, errors);
+	fprintf(f, "\nspec=");
+	print_spec(f, c);
+	fprintf(f, "\nwhy=%s\n", why);
+	int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		path[0] = 0;
+	}
+}
+
+/* A finding: counted; if one of its (class, fault pc) pairs is new to the campaign, it
+ * goes to disk first (COPYFUZZ_FINDINGS), is claimed, then goes to stderr, then abort()
+ * so that the engine saves the input. Returns (the input passes) when every pair of it
+ * was claimed already. */
+static void report(const struct cf_case *c, uint32_t errors, uint64_t pc, const char *why)
+{
+	uint32_t fresh = count_and_filter(errors, pc);
+	if (!fresh)
+		return;
+	char path[4096];
+	write_finding(c, errors, why, path, sizeof path);
+	if (!claim(fresh, pc)) { /* another driver claimed them in between */
+		if (path[0])
+			unlink(path);
+		return;
 	}
 	fprintf(stderr, "==copyfuzz== FINDING: ");
 	print_classes(stderr, errors);
@@ -261,7 +412,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char why[160];
 		cf_channel_describe(st, cf_channel_stop(), why, sizeof why);
 		cf_channel_start(); /* for the engine's next input, after this one is saved */
-		report(&c, st == CF_CHANNEL_HUNG ? CF_HANG : CF_CRASH, why);
+		report(&c, st == CF_CHANNEL_HUNG ? CF_HANG : CF_CRASH, 0, why);
+		return 0; /* a repeat: counted */
 	}
 	if (cf_pshm) {
 		memcpy(extra_counters, cf_pshm->edges, sizeof(extra_counters));
@@ -287,11 +439,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cf_result mine = {0};
 	cf_oracle(&c, &o, &mine);
 	uint32_t plugin_only = CF_LOAD_OUT_OF_BOUNDS | CF_ALIGNED_OVERREAD | CF_STORE_OUT_OF_BOUNDS;
-	if ((mine.classes & ~r.classes) || ((r.classes & ~mine.classes) & ~plugin_only))
-		report(&c, mine.classes ^ r.classes,
+	uint64_t pc = r.faults ? r.fault_pc : 0; /* the finding's key, with its classes */
+	if ((mine.classes & ~r.classes) || ((r.classes & ~mine.classes) & ~plugin_only)) {
+		report(&c, mine.classes ^ r.classes, pc,
 		       "the native oracle and the executor's disagree");
+		return 0;
+	}
 	uint32_t errors = (mine.classes | r.classes) & cf_profile_errors(c.profile);
 	if (errors)
-		report(&c, errors, "oracle");
+		report(&c, errors, pc, "oracle");
 	return 0;
 }

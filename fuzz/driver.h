@@ -32,7 +32,7 @@ const char *cf_env(enum cf_env_id id);
 int cf_env_given(enum cf_env_id id);
 
 struct cf_driver_cfg {
-	const char *executor, *qemu, *plugin, *findings, *coverage;
+	const char *executor, *qemu, *plugin, *findings, *coverage, *seen;
 	const char *loader, *libdir; /* the bundled qemu's own ld.so and libraries, else NULL */
 	const char *kind_name, *profile_name; /* as given (or bundled) */
 	int print_case;

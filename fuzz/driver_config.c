@@ -131,6 +131,7 @@ void cf_config_load(const char *argv0)
 		!strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);
 	cf_cfg.coverage = cf_env(CF_ENV_COVERAGE);
+	cf_cfg.seen = cf_env(CF_ENV_SEEN);
 	cf_cfg.print_case = cf_env_given(CF_ENV_PRINT_CASE);
 	cf_cfg.max_len = strtoull(cf_env(CF_ENV_MAX_LEN), NULL, 0);
 	if (cf_cfg.max_len > CF_MAX_LEN)

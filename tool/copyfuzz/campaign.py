@@ -9,7 +9,9 @@ Directories:
   killed midway leaves its run directory unlocked: the next run on the same findings
   directory adopts it (its new inputs into the corpus, its artifacts triaged) and
   removes it. So concurrent campaigns never touch each other's files, and a killed one
-  loses nothing;
+  loses nothing. The run directory's seen/ is the drivers' COPYFUZZ_SEEN: each (class,
+  fault pc) stops an engine once, later inputs showing it are only counted there
+  (fuzz/driver.c), so a campaign keeps going at full speed on a routine full of bugs;
 - the regressions directory (regressions.py).
 """
 
@@ -18,8 +20,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import secrets
 import shutil
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -31,8 +35,8 @@ from .audit import Audit
 from .coverage import Coverage, from_snapshots
 from .errors import CopyfuzzError
 from .routines import Routine
-from .spec import Spec, format_spec, from_case, parse_fields
-from .triage import CampaignFinding, run_specs, triage
+from .spec import Spec, format_spec, from_case, parse_fields, parse_spec_line
+from .triage import CampaignFinding, fault_pc_of, run_specs, sweep_order, triage
 from .ui import emit, stdout_console
 
 RUNS = ".runs"
@@ -53,7 +57,7 @@ class RunDir:
             fd = atomic.try_lock(new / RUN_LOCK)
             assert fd is not None  # a fresh name: nobody else can hold it
             self._lock_fd: int | None = fd
-            for sub in ("staging", "coverage", "logs"):
+            for sub in ("staging", "coverage", "logs", "seen"):
                 (new / sub).mkdir()
             os.rename(new, self.path)  # the lock is on the file, not the name: still held
         except OSError as e:
@@ -73,12 +77,53 @@ class RunDir:
     def logs(self) -> Path:
         return self.path / "logs"
 
+    @property
+    def seen(self) -> Path:
+        """The drivers' claimed (class, fault pc) pairs and their counts (COPYFUZZ_SEEN)."""
+        return self.path / "seen"
+
     def close(self) -> None:
         """Remove the run directory (what it held has been taken in by then)."""
         shutil.rmtree(self.path, ignore_errors=True)
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+_SEEN_NAME = re.compile(r"^(?P<cls>[a-z-]+)@0x(?P<pc>[0-9a-f]+)$")
+
+
+@dataclass
+class Seen:
+    """What the drivers saw of one (class, fault pc): inputs, and when it was claimed."""
+
+    count: int = 0
+    claimed_at: float | None = None  # wall-clock time of the claim (the first occurrence)
+
+
+def read_seen(seen_dir: Path) -> dict[tuple[str, int], Seen]:
+    """(class, raw fault pc) -> Seen, from a COPYFUZZ_SEEN directory (fuzz/driver.c):
+    `<class>@0x<pc>` is the claim, `<class>@0x<pc>.count` a page whose first 8 bytes count
+    the inputs (little-endian)."""
+    out: dict[tuple[str, int], Seen] = {}
+    if not seen_dir.is_dir():
+        return out
+    for path in seen_dir.iterdir():
+        name, count_file = path.name.removesuffix(".count"), path.name.endswith(".count")
+        m = _SEEN_NAME.match(name)
+        if not m:
+            continue
+        entry = out.setdefault((m["cls"], int(m["pc"], 16)), Seen())
+        try:
+            if count_file:
+                with path.open("rb") as f:
+                    head = f.read(8)
+                entry.count = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+            else:
+                entry.claimed_at = path.stat().st_mtime
+        except OSError:
+            continue
+    return out
 
 
 def dead_runs(findings_dir: Path) -> list[Path]:
@@ -117,6 +162,14 @@ class Campaign:
     coverage: Coverage | None = None
     run: RunDir | None = None
     baseline: known.Baseline | None = None  # --known: findings that do not fail the campaign
+    started: float = field(default_factory=time.monotonic)  # the engine's start (monotonic)
+    started_wall: float = field(default_factory=time.time)  # the same moment, wall clock
+    seen: dict[tuple[str, int], Seen] = field(default_factory=dict)  # the drivers' counts
+    adopted: dict[tuple[str, int], int] = field(default_factory=dict)  # counts of runs killed before
+
+    def start_clock(self) -> None:
+        """The engine starts now: times to first occurrence count from here."""
+        self.started, self.started_wall = time.monotonic(), time.time()
 
     def start(self) -> RunDir:
         for directory in (self.corpus, self.findings_dir, self.regressions):
@@ -126,6 +179,7 @@ class Campaign:
 
     def close(self) -> None:
         if self.run is not None:
+            self.read_seen()
             self.run.close()
             self.run = None
 
@@ -164,12 +218,30 @@ class Campaign:
             self.coverage = from_snapshots(self.audit, self.run.coverage) or self.coverage
         return self.coverage
 
-    def driver_env(self, findings: Path | str, coverage_dir: Path | None = None) -> dict[str, str]:
-        """The fuzz driver's environment (the variables: fuzz/envs.def)."""
+    def read_seen(self) -> None:
+        if self.run is not None:
+            self.seen = read_seen(self.run.seen)
+
+    def adopt_seen(self, seen_dir: Path) -> None:
+        """The counts of a run killed before this one (its claims are not this run's)."""
+        for key, entry in read_seen(seen_dir).items():
+            self.adopted[key] = self.adopted.get(key, 0) + entry.count
+
+    def campaign_env(self) -> dict[str, str]:
+        """The drivers' environment for the campaign itself: the run directory's findings,
+        coverage and seen/ (so a (class, fault pc) stops the engine once)."""
+        assert self.run is not None
+        return self.driver_env(self.run.path.resolve(), self.run.coverage.resolve(), self.run.seen.resolve())
+
+    def driver_env(self, findings: Path | str, coverage_dir: Path | None = None,
+                   seen: Path | None = None) -> dict[str, str]:
+        """The fuzz driver's environment (the variables: fuzz/envs.def). seen: the drivers
+        count a (class, fault pc) claimed there and go on; None: every finding aborts (a
+        single input re-run)."""
         # The drivers stop once this process has ended (COPYFUZZ_WATCH_PID), whoever their parent.
         env = envs.driver_env(executor=self.root / self.routine.elf, kind=self.routine.kind,
                               profile=self.profile, plugin=paths.plugin(self.root), findings=findings,
-                              max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid())
+                              max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid(), seen=seen)
         # The routine's ISA (--isa): qemu-user takes -cpu from QEMU_CPU, which the driver's
         # executor inherits.
         if self.routine.qemu_cpu:
@@ -190,6 +262,7 @@ class Campaign:
                     print(f"copyfuzz: {kept}: the engine reported it, but it does not reproduce alone "
                           f"(not saved as a finding)", file=sys.stderr)
             return None
+        found.at_s = round(time.monotonic() - self.started, 2)
         self.found.append(found)
         if not self.as_json:
             what = "new regression" if found.new else "known, as"
@@ -198,6 +271,93 @@ class Campaign:
 
     def spec_of(self, case: records.Case) -> Spec:
         return from_case(self.routine.name, case)
+
+    def take_driver_findings(self, source: Path) -> None:
+        """The drivers' .finding files out of source into the findings directory; a finding
+        whose (class, fault pc) no triaged artifact holds is triaged from its spec line. A
+        driver writes that file before it claims a pair, so a claimed pair is never lost
+        for want of an engine artifact (afl-fuzz's dry run skips a crashing seed unsaved;
+        a driver killed between its claim and its abort saves nothing)."""
+        kept = [keep_artifact(self.findings_dir, p) for p in sorted(source.glob("driver-*.finding"))]
+        specs: list[tuple[Path, Spec]] = []
+        for path in kept:
+            fields = dict(line.partition("=")[::2] for line in path.read_text(errors="replace").splitlines())
+            try:
+                specs.append((path, parse_fields(self.routine.name, self.routine.kind, fields.get("spec", ""))))
+            except (ValueError, CopyfuzzError):
+                continue
+        if not specs:
+            return
+        covered = {(cls, known.address_of_described(f.fault_pc)) for f in self.found for cls in f.classes}
+        for (path, spec), result in zip(specs, run_specs(self.root, self.routine, self.profile,
+                                                         [s for _, s in specs])):
+            key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
+            if key is not None and key not in covered:
+                found = self.triage([spec], path, move=False)
+                if found is not None:
+                    covered |= {(cls, known.address_of_described(found.fault_pc)) for cls in found.classes}
+
+    def unique(self) -> list[UniqueFinding]:
+        return unique_findings(self)
+
+
+@dataclass
+class UniqueFinding:
+    """One (class, fault pc) of a campaign: the inputs that showed it (the drivers' count,
+    at least the times it was triaged), seconds to its first occurrence, its smallest
+    reproducer (sweep_order) and the regression that holds it."""
+
+    cls: str
+    fault_pc: str  # as triage describes it: `0x1234 (sym+0x10)`, "" without a fault
+    count: int
+    first_s: float
+    spec: str
+    classes: list[str]
+    regression: str
+    new: bool
+    artifact: str
+
+    known_by: list[known.Entry] = field(default_factory=list)  # --known lines accepting it
+
+    @property
+    def key(self) -> str:
+        """`CLASS SYMBOL+OFFSET` (`CLASS *` without a fault), as a baseline line names it."""
+        return known.key_text(self.cls, known.pc_of_described(self.fault_pc))
+
+    def to_json(self) -> dict[str, object]:
+        return {"key": self.key, "class": self.cls, "fault_pc": self.fault_pc or None, "count": self.count,
+                "first_s": self.first_s, "spec": self.spec, "classes": self.classes,
+                "regression": self.regression, "new": self.new, "artifact": self.artifact,
+                "known": bool(self.known_by), "known_by": [e.source for e in self.known_by] or None}
+
+
+def unique_findings(c: Campaign) -> list[UniqueFinding]:
+    """Each (class, fault pc) the campaign reproduced, once, in the order found."""
+    out: dict[tuple[str, int], UniqueFinding] = {}
+
+    def order(spec: str) -> tuple[int, ...]:
+        try:
+            return sweep_order(parse_spec_line(spec, c.routine), c.routine.xlen)
+        except (ValueError, CopyfuzzError):
+            return (1 << 62,)
+
+    for f in c.found:
+        key = (f.cls, known.address_of_described(f.fault_pc))
+        u = out.get(key)
+        if u is None:
+            u = out[key] = UniqueFinding(f.cls, f.fault_pc, 0, f.at_s, f.spec, f.classes, f.regression, f.new,
+                                         f.artifact)
+        u.count += 1
+        u.new |= f.new
+        if order(f.spec) < order(u.spec):
+            u.spec, u.classes, u.regression, u.artifact = f.spec, f.classes, f.regression, f.artifact
+        u.known_by = u.known_by or c.known_by(f) or []
+    for key, u in out.items():
+        entry = c.seen.get(key)
+        u.count = max(u.count, (entry.count if entry else 0) + c.adopted.get(key, 0))
+        if entry is not None and entry.claimed_at is not None:
+            u.first_s = max(0.0, min(u.first_s, round(entry.claimed_at - c.started_wall, 2)))
+    return list(out.values())
 
 
 def keep_artifact(findings_dir: Path, artifact: Path) -> Path:
@@ -260,6 +420,7 @@ def report(c: Campaign) -> None:
     for f in c.found:
         by_class[f.cls] = by_class.get(f.cls, 0) + 1
     known_by = {id(f): c.known_by(f) for f in c.found}
+    unique = c.unique()
     if c.as_json:
         print(json.dumps({
             "routine": c.routine.name, "engine": c.engine, "profile": c.profile, "seed": c.seed,
@@ -269,6 +430,7 @@ def report(c: Campaign) -> None:
             "coverage": c.coverage.to_json() if c.coverage else None,
             "finds": [{**dataclasses.asdict(f), "known": known_by[id(f)] is not None,
                        "known_by": [e.source for e in known_by[id(f)] or []] or None} for f in c.found],
+            "unique": [u.to_json() for u in unique],
             "known": c.baseline.to_json() if c.baseline is not None else None,
             "not_reproduced": c.not_reproduced,
             "until": sorted(c.until), "until_met": c.until_met,
@@ -290,16 +452,13 @@ def report(c: Campaign) -> None:
         color = "yellow" if accepted == count else "red"
         note = f" ({'all' if accepted == count else accepted} known)" if accepted else ""
         emit(console, f"  [{color}]{cls}[/]: {count} finding{'s' * (count != 1)}{note}")
-    by_file: dict[str, list[CampaignFinding]] = {}
-    for f in c.found:
-        by_file.setdefault(f.regression, []).append(f)
-    for path, fs in by_file.items():
-        first = next((f for f in fs if f.new), fs[0])
-        mark = "new" if any(f.new for f in fs) else "saved before"
-        entries = known_by[id(first)]
-        why = f"  [yellow]{', '.join(known.reason(e) for e in entries)}[/]" if entries else ""
-        emit(console, f"    {path} ({mark}, found {len(fs)}x): {first.spec}  fault pc {first.fault_pc or 'none'}"
-                      f"{why}")
+    emit(console, f"  unique findings (class, fault pc): {len(unique)}")
+    for u in unique:
+        saved = "new regression" if u.new else "saved before"
+        why = f"  [yellow]{', '.join(known.reason(e) for e in u.known_by)}[/]" if u.known_by else ""
+        emit(console, f"    [{'yellow' if u.known_by else 'red'}]{u.key}[/]: {u.count:,} input{'s' * (u.count != 1)}, "
+                      f"first after {u.first_s:.1f} s; smallest {u.spec}{why}")
+        emit(console, f"      {u.regression} ({saved})")
     if c.baseline is not None:
         fresh = len(c.new_found)
         emit(console, f"  known findings ({c.baseline.path}): {len(c.found) - fresh} accepted, "

@@ -220,6 +220,13 @@ def pc_of_described(text: str) -> str | None:
     return m.group(2) or f"{int(m.group(1), 16):#x}"
 
 
+def address_of_described(text: str) -> int:
+    """The address in triage's `0x1234 (symbol+0x10)`; 0 when the case did not fault, as
+    the fuzz driver keys a finding (COPYFUZZ_SEEN, fuzz/driver.c)."""
+    m = _DESCRIBED.fullmatch(text.strip())
+    return int(m.group(1), 16) if m else 0
+
+
 # ---- writing ----
 
 

@@ -3,7 +3,11 @@
 An engine hands over candidate cases for one failure (its minimised input first, the
 original last). Each is re-run alone through `serve`, with the coverage plugin as the
 driver runs it; the first that shows an error class under the profile is the finding:
-its classes and fault pc, saved as a regression spec (one per build, class and fault pc).
+its classes and fault pc. The case is then shrunk (shrink(): n, the offsets, the fault
+positions and the variant lowered toward the exhaustive sweep's order while the class
+and the fault pc stay the same) and saved as a regression spec (one per build, class and
+fault pc). So every engine's finding ends as small as the sweep's first case of it: the
+engines' own minimisers (-minimize_crash, afl-tmin) shrink bytes, not the case.
 When no candidate reproduces (an empty artifact a crashed or disk-full run left, an
 executor killed from outside), the engine's word alone is not a finding: it is reported
 as not reproduced, and nothing is saved.
@@ -11,9 +15,11 @@ as not reproduced, and nothing is saved.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import build, executor, records, regressions
 from .elfinfo import routine_symbolizer, where
@@ -34,25 +40,164 @@ class CampaignFinding:
     artifact: str
     regression: str
     new: bool
+    at_s: float = 0.0  # seconds into the campaign when it was triaged
+    shrunk_from: str = ""  # the engine's case, before shrink() ("" if shrink kept it)
 
 
-def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
-    """Each case through one `serve` (with the coverage plugin, as the driver runs it)."""
+@contextlib.contextmanager
+def serving(root: Path, routine: Routine) -> Iterator[executor.Server]:
+    """One `serve` of the routine, with the coverage plugin as the driver runs it."""
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     plugin = None if build.native(routine.xlen) else PluginMemory(root, routine.xlen)
-    out = []
     try:
         with executor.Server(argv, plugin=plugin) as server:
-            for i, spec in enumerate(specs):
-                result = server.run(spec.to_case(profile, i + 1))
-                if result.type == records.RESULT_ERROR:
-                    raise CopyfuzzError(f"{format_spec(spec)}: the executor rejected the case: "
-                                        f"{records.case_error_message(result.aux)}")
-                out.append(result)
+            yield server
     finally:
         if plugin:
             plugin.close()
+
+
+def run_one(server: executor.Server, profile: str, spec: Spec, case_id: int) -> records.Result:
+    result = server.run(spec.to_case(profile, case_id))
+    if result.type == records.RESULT_ERROR:
+        raise CopyfuzzError(f"{format_spec(spec)}: the executor rejected the case: "
+                            f"{records.case_error_message(result.aux)}")
+    return result
+
+
+def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
+    """Each case through one `serve`."""
+    with serving(root, routine) as server:
+        return [run_one(server, profile, spec, i + 1) for i, spec in enumerate(specs)]
+
+
+def fault_pc_of(result: records.Result) -> int:
+    """The pc a finding is keyed by (as the driver keys it): the first (or ending) fault's,
+    0 when the case did not fault."""
+    return result.fault_pc if result.faults else 0
+
+
+# ---- the case-level shrinker ----
+
+MEMSET_FILLS = (0x00, 0xFF, 0xA5, 0x1234565A, 0xFFFFFF81)  # the sweep's fills, in its order (harness/cases.c)
+SHRINK_RUNS = 4000  # cases run per shrink at most (serve runs thousands a second)
+_FAULT_STEPS = 48  # fault positions tried below the current one, per side and step
+
+
+def _period(xlen: int) -> int:
+    """The sweep's misalignment period (2 * SZREG): offsets are enumerated modulo it."""
+    return 2 * (xlen // 8)
+
+
+def _first_position(m: int, period: int) -> int:
+    """The smallest fault position > 0 reachable at misalignment m (harness/cases.c)."""
+    r = (period - m % period) % period
+    return r or period
+
+
+def _fault_rank(fault: int | None) -> int:
+    """The sweep's fault index order at one misalignment: none, 0, then ascending."""
+    return 0 if fault is None else 1 if fault == 0 else 2 + fault
+
+
+def sweep_order(spec: Spec, xlen: int = 64) -> tuple[int, ...]:
+    """Where a case sits in the exhaustive sweep's order (harness/cases.c's odometer, most
+    significant first: n, src misalignment, dst misalignment, src fault, dst fault, the
+    variant), then the raw offsets for cases the sweep would spell with a smaller one. A
+    smaller tuple is a smaller reproducer; the sweep's first case of a finding is smallest."""
+    p = _period(xlen)
+    if spec.kind == "memset":
+        variant = MEMSET_FILLS.index(spec.fill) if spec.fill in MEMSET_FILLS else len(MEMSET_FILLS) + spec.fill
+    else:
+        variant = spec.disp
+    has_src = spec.kind in records.HAS_SRC
+    src = (spec.src_off % p, _fault_rank(spec.src_fault), spec.src_off) if has_src else (0, 0, 0)
+    dst = (spec.dst_off % p, _fault_rank(spec.dst_fault), spec.dst_off)
+    return (spec.n, src[0], dst[0], src[1], dst[1], variant, src[2], dst[2])
+
+
+def _at(f: int) -> int:
+    """The page offset that puts a fault f bytes into the buffer (the guard page's start)."""
+    return (-f) % records.PAGE_SIZE
+
+
+def _side_options(off: int, fault: int | None, period: int) -> list[tuple[int, int | None]]:
+    """(offset, fault) of one side at or before the current one in the sweep's order."""
+    m = off % period
+    out: list[tuple[int, int | None]] = [(m, None), (m, 0)]
+    first = _first_position(m, period)
+    k_now = (fault - first) // period if fault else 0
+    for k in sorted(set(range(min(k_now, _FAULT_STEPS))) | {k_now // 2, k_now // 4}):
+        f = first + k * period
+        out.append((_at(f), f))
+    for m2 in range(m):  # a smaller misalignment, the fault kept about as far in
+        if not fault:
+            out.append((m2, fault))
+        else:
+            for k in {0, k_now}:
+                f = _first_position(m2, period) + k * period
+                out.append((_at(f), f))
     return out
+
+
+def _candidates(spec: Spec, xlen: int) -> list[Spec]:
+    """The cases one step from spec: n lowered (a faulting side's fault brought along to
+    any position inside or just past it), one side's fault or misalignment moved earlier,
+    the variant lowered."""
+    p = _period(xlen)
+    n = spec.n
+    has_src = spec.kind in records.HAS_SRC
+    ns = {n2 for n2 in set(range(2 * p + 1)) | {n // 2, n // 4, n * 3 // 4} | {n - k for k in range(1, p + 1)}
+          if 0 <= n2 < n}
+    out = [dataclasses.replace(spec, n=n2) for n2 in ns]
+    for n2 in ns:
+        positions = ({0} | set(range(1, min(n2, 2 * p) + 1)) | {n2 - k for k in range(p) if n2 - k > 0}
+                     | set(range(n2, n2 + p + 1)))
+        for f in positions:
+            if has_src and spec.src_fault is not None:
+                out.append(dataclasses.replace(spec, n=n2, src_off=_at(f), src_fault=f))
+            if spec.dst_fault is not None:
+                out.append(dataclasses.replace(spec, n=n2, dst_off=_at(f), dst_fault=f))
+    if has_src:
+        out += [dataclasses.replace(spec, src_off=o, src_fault=f)
+                for o, f in _side_options(spec.src_off, spec.src_fault, p)]
+    out += [dataclasses.replace(spec, dst_off=o, dst_fault=f)
+            for o, f in _side_options(spec.dst_off, spec.dst_fault, p)]
+    if spec.kind == "memset":
+        out += [dataclasses.replace(spec, fill=f) for f in MEMSET_FILLS]
+    elif spec.kind == "memmove":
+        low = -(n + 16)
+        out += [dataclasses.replace(spec, disp=d) for d in range(low, min(spec.disp, low + 32))]
+    return out
+
+
+def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int, xlen: int,
+           max_runs: int = SHRINK_RUNS) -> Spec:
+    """The smallest case (sweep_order) reached greedily from spec that still shows cls with
+    its fault at pc (0: still no fault): each step runs the cases one step away, smallest
+    first, and moves to the first that shows it; it ends when none does (or after max_runs
+    cases). Every candidate runs through the executor; a case it rejects does not show it."""
+    runs = 0
+
+    def shows(s: Spec) -> bool:
+        nonlocal runs
+        runs += 1
+        result = server.run(s.to_case(profile, runs))
+        return result.type == records.RESULT_CASE and cls in result.error_list and fault_pc_of(result) == pc
+
+    best, key = spec, sweep_order(spec, xlen)
+    improved = True
+    while improved and runs < max_runs:
+        improved = False
+        ranked = sorted({c for c in _candidates(best, xlen) if sweep_order(c, xlen) < key},
+                        key=lambda s: sweep_order(s, xlen))
+        for cand in ranked:
+            if runs >= max_runs:
+                break
+            if shows(cand):
+                best, key, improved = cand, sweep_order(cand, xlen), True
+                break
+    return best
 
 
 def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> str:
@@ -71,14 +216,23 @@ def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> s
 def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, engine: str,
            candidates: list[Spec], artifact: str = "",
            pick: Callable[[list[str]], str] | None = None) -> CampaignFinding | None:
-    """The first candidate that reproduces, saved as a regression; None if none does.
-    pick chooses the class the finding is filed under (default: the first in report order)."""
-    for spec, result in zip(candidates, run_specs(root, routine, profile, candidates)):
-        if result.errors:
-            classes = result.error_list
-            fault_pc = describe_fault_pc(root, routine, result)
-            cls = pick(classes) if pick else classes[0]
-            path, new = regressions.save(regressions_dir, routine, spec, cls, classes, engine=engine,
-                                         fault_pc=fault_pc, profile=profile)
-            return CampaignFinding(cls, classes, format_spec(spec), fault_pc, artifact, str(path), new)
-    return None
+    """The first candidate that reproduces, shrunk (its class and fault pc kept) and saved
+    as a regression; None if none does. pick chooses the class the finding is filed under
+    (default: the first in report order)."""
+    with serving(root, routine) as server:
+        for i, spec in enumerate(candidates):
+            result = run_one(server, profile, spec, i + 1)
+            if result.errors:
+                break
+        else:
+            return None
+        cls = pick(result.error_list) if pick else result.error_list[0]
+        small = shrink(server, profile, spec, cls, fault_pc_of(result), routine.xlen)
+        if small != spec:
+            result = run_one(server, profile, small, 0)
+    classes = result.error_list
+    fault_pc = describe_fault_pc(root, routine, result)
+    path, new = regressions.save(regressions_dir, routine, small, cls, classes, engine=engine,
+                                 fault_pc=fault_pc, profile=profile)
+    return CampaignFinding(cls, classes, format_spec(small), fault_pc, artifact, str(path), new,
+                           shrunk_from=format_spec(spec) if small != spec else "")

@@ -3,8 +3,11 @@
 Instances run in <findings>/afl/ (-M main and -S secN with --jobs), resumed with -i -
 where an instance has a queue. Each instance name is claimed with a lock, so a second
 campaign on the same findings directory runs as other (-S) instances instead of
-colliding. After the run the queue is copied into the corpus, and each class's shortest
-crash is minimised (afl-tmin, then a byte-lowering pass) and handed to the shared triage.
+colliding. The drivers crash only on a (class, fault pc) new to the campaign
+(COPYFUZZ_SEEN, shared by every instance): a repeat is counted and passes, so afl-fuzz
+neither restarts its target nor fills crashes/ with copies of one bug. After the run the
+queue is copied into the corpus, and for each (class, fault pc) the smallest crash is
+handed to the shared triage, which shrinks the case (afl-tmin shrinks bytes, not the case).
 With --until, a session ends as soon as a crash appears, and another is started while
 the class has not been found and time is left.
 """
@@ -19,17 +22,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
-from .. import atomic, corpus, envs, executor, fuzzinput, paths, records
+from .. import atomic, corpus, fuzzinput, paths
 from .. import procs as proclib
-from ..build import routine_prefix
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
-from ..plugin import PluginMemory
 from ..spec import Spec
-from ..triage import run_specs
+from ..triage import fault_pc_of, run_specs, sweep_order
 
-TMIN_MAX_S = 30  # afl-tmin per crash
 GRACE_S = 30  # past -V: calibration, then a clean stop
 NO_FREE_CORE = b"No more free CPU cores"
 BOUND = b"try binding to #"
@@ -92,12 +93,15 @@ def _bound(proc: subprocess.Popen[bytes], log: Path, wait_s: float = 5.0) -> boo
 
 
 def _seeds(c: Campaign, scratch: Path) -> Path:
-    """The corpus if it has inputs, else one small seed file."""
+    """The corpus if it has inputs, else one small seed file, twice: on a routine where it
+    is a finding, the first copy's dry run claims it (afl-fuzz skips a crashing seed), and
+    the second, a repeat, passes, so afl-fuzz has the valid seed it needs to start."""
     if c.corpus_size:
         return c.corpus.resolve()
     seeds = scratch / "seeds"
     seeds.mkdir()
-    (seeds / "seed").write_bytes(b"\x00" * 10)
+    for name in ("seed", "seed-again"):
+        (seeds / name).write_bytes(b"\x00" * 10)
     return seeds
 
 
@@ -217,12 +221,12 @@ def run(c: Campaign, jobs: int, host: str | None, show: bool, deadline: float, t
     assert c.run is not None
     out = (c.findings_dir / "afl").resolve()
     out.mkdir(exist_ok=True)
-    env = c.driver_env(c.run.path.resolve(), c.run.coverage.resolve())
+    env = c.campaign_env()
     claimed = claim(c.findings_dir, instances(jobs, host))
     try:
         while True:
             session(c, env, out, claimed, deadline, show, total_s, import_first=bool(host))
-            handle_crashes(c, env, out, [name for name, _, _ in claimed])
+            handle_crashes(c, out, [name for name, _, _ in claimed])
             if not c.until or c.until_met or deadline - time.monotonic() < 1:
                 break
     finally:
@@ -230,86 +234,38 @@ def run(c: Campaign, jobs: int, host: str | None, show: bool, deadline: float, t
             os.close(fd)
 
 
-def tmin(c: Campaign, crash: Path, env: dict[str, str], seconds: int) -> Path:
-    """afl-tmin on an AFL crash, time-limited; the crash itself if that fails."""
-    assert c.run is not None
-    out = c.run.path / f"min-{corpus.name_of(crash.read_bytes())}"
-    with tempfile.TemporaryDirectory(prefix="copyfuzz-tmin-") as scratch:
-        tenv = afl_env(envs.driver_env(env, findings=scratch))  # its findings are thrown away
-        try:  # a time-out kills afl-tmin's whole group
-            proclib.run(["afl-tmin", "-i", str(crash), "-o", str(out), "--", str(paths.afl_target(c.root))],
-                        cwd=scratch, env=tenv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL, timeout=max(1, seconds))
-        except subprocess.TimeoutExpired:
-            pass
-    return out if out.is_file() and 0 < out.stat().st_size <= crash.stat().st_size else crash
-
-
 def _decode(c: Campaign, data: bytes) -> Spec:
     return dataclasses.replace(fuzzinput.decode(data, c.routine.kind, c.max_len), routine=c.routine.name)
 
 
-def handle_crashes(c: Campaign, env: dict[str, str], out: Path, names: list[str]) -> None:
-    """Each crash not handled before, through serve for its class: per class the shortest is
-    minimised with afl-tmin, lowered, and triaged; crashes that do not reproduce alone are
-    reported once, not saved."""
+def _filed_under(cls: str) -> Callable[[list[str]], str]:
+    return lambda classes: cls if cls in classes else classes[0]
+
+
+def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
+    """Each crash not handled before, through serve: for each (class, fault pc) the
+    smallest (sweep_order) is triaged, and shrunk there; crashes that do not reproduce
+    alone are reported once, not saved."""
+    assert c.run is not None
     crashes = _new_crashes(c, out, names)
     if not crashes:
+        c.take_driver_findings(c.run.path)
         return
     paths_ = list(crashes.values())
     specs = [_decode(c, p.read_bytes()) for p in paths_]
     results = run_specs(c.root, c.routine, c.profile, specs)
-    # One per class, the shortest copy: AFL keeps many crashes of one bug (new paths), and
-    # afl-tmin costs seconds each under QEMU.
-    groups: dict[str, tuple[int, Path]] = {}
+    xlen = c.routine.xlen
+    groups: dict[tuple[str, int], tuple[Spec, Path]] = {}
     for path, spec, result in zip(paths_, specs, results):
-        cls = result.error_list[0] if result.errors else ""
-        if cls not in groups or spec.n < groups[cls][0]:
-            groups[cls] = (spec.n, path)
-    for cls, (_, crash) in groups.items():
-        if not cls:  # serve alone does not show it: the engine's word only
-            c.triage([_decode(c, crash.read_bytes())], crash, move=False)
+        if not result.errors:  # serve alone does not show it: the engine's word only
+            c.triage([spec], path, move=False)
             continue
-        small = tmin(c, crash, env, TMIN_MAX_S)
-        candidates = [small] if small == crash else [small, crash]
-        # afl-tmin leaves the bytes it does not need as '0' (so n=0x3030): lower each byte
-        # further while the class still shows.
-        assert c.run is not None
-        lowered = c.run.path / f"{small.name}-lowered"
-        lowered.write_bytes(lower_bytes(c, small.read_bytes(), cls))
-        candidates.insert(0, lowered)
-        c.triage([_decode(c, p.read_bytes()) for p in candidates], crash, move=False)
+        key = (result.error_list[0], fault_pc_of(result))
+        if key not in groups or sweep_order(spec, xlen) < sweep_order(groups[key][0], xlen):
+            groups[key] = (spec, path)
+    for (cls, _), (spec, crash) in groups.items():
+        c.triage([spec], crash, move=False, pick=_filed_under(cls))
+    c.take_driver_findings(c.run.path)
     with atomic.locked(c.findings_dir / f".{HANDLED}.lock"):
         with open(c.findings_dir / HANDLED, "a") as f:
             f.write("".join(f"{d}\n" for d in crashes))
-
-
-def lower_bytes(c: Campaign, data: bytes, cls: str, max_runs: int = 600) -> bytes:
-    """Greedy: each byte to 0, half, minus one, kept while serve still shows the class."""
-    r = c.routine
-    argv = executor.executor_argv(c.root, r.elf, routine_prefix(r))
-    plugin = PluginMemory(c.root, r.xlen)
-    best = bytearray(data)
-    runs = 0
-    try:
-        with executor.Server(argv, plugin=plugin) as server:
-            progress = True
-            while progress and runs < max_runs:
-                progress = False
-                for i in range(len(best)):
-                    for value in (0, best[i] // 2, best[i] - 1):
-                        if not 0 <= value < best[i] or runs >= max_runs:
-                            continue
-                        trial = bytearray(best)
-                        trial[i] = value
-                        spec = fuzzinput.decode(bytes(trial), r.kind, c.max_len)
-                        runs += 1
-                        result = server.run(spec.to_case(c.profile, runs))
-                        if result.type == records.RESULT_CASE and cls in result.error_list:
-                            best, progress = trial, True
-                            break
-    except executor.ExecutorError:
-        pass
-    finally:
-        plugin.close()
-    return bytes(best)

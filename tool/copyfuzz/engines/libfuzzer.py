@@ -1,8 +1,13 @@
 """libFuzzer: rounds of the native driver on the corpus until the time is used up.
 
 libFuzzer stops at its first crash, so a campaign is a series of rounds on the same
-corpus: after each finding the input is minimised (-minimize_crash), decoded
-(fuzzinput) and handed to the shared triage path. libFuzzer writes new inputs into the
+corpus. The drivers abort only on a (class, fault pc) new to the campaign (COPYFUZZ_SEEN,
+the run directory's seen/): a repeat is counted and the input passes, so a round ends
+once per unique finding, not once per failing input. After a round each artifact is
+decoded (fuzzinput) and handed to the shared triage path, which shrinks the case
+(libFuzzer's -minimize_crash shrinks bytes, not the case). With --jobs N, N workers run
+up to N + EXTRA_JOBS jobs: a worker whose job found something starts another, and the
+round is stopped at its deadline. libFuzzer writes new inputs into the
 run's staging directory (it deletes inputs it reduces, and SIGKILL can cut a write
 short) and reads it with the corpus; the tool moves each whole input into the corpus.
 """
@@ -14,19 +19,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
 
 from .. import corpus, fuzzinput, paths, procs
-from ..campaign import Campaign, clear_status, dead_runs, keep_artifact, status_line
+from ..campaign import Campaign, clear_status, dead_runs, status_line
 from ..errors import CopyfuzzError
-from ..spec import Spec
-from ..triage import run_specs
 
 PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
-MINIMIZE_RUNS = 2000
-MINIMIZE_MAX_S = 20
+EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per unique finding of the round
+STOP_GRACE_S = 3  # a --jobs round past its time: its last jobs started late
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
 STAGING_COPY_S = 2.0  # how often a running round's new inputs are copied into the corpus
 
@@ -72,18 +75,32 @@ class Status:
             clear_status()
 
 
-def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int, status: Status) -> tuple[int, list[str]]:
-    """One libFuzzer run on the corpus; its exit status and output tail."""
+def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
+               status: Status) -> tuple[int | None, list[str]]:
+    """One libFuzzer run on the corpus; its exit status (None: stopped at its deadline)
+    and output tail."""
     assert c.run is not None
     run = c.run
     argv = [str(paths.libfuzzer_target(c.root)), f"-max_total_time={seconds}", f"-seed={c.seed + c.rounds}",
             f"-artifact_prefix={run.path.resolve()}/", "-print_final_stats=1", f"-max_len={INPUT_MAX_LEN}"]
     if jobs > 1:
-        argv += [f"-jobs={jobs}", f"-workers={jobs}"]
+        argv += [f"-jobs={jobs + EXTRA_JOBS}", f"-workers={jobs}"]
     # Two corpus directories: libFuzzer writes to the first, and reads both.
     argv += [str(run.staging.resolve()), str(c.corpus.resolve())]
+    # With --jobs, a session of its own: at the deadline the parent and every worker go.
     proc = procs.popen(argv, cwd=run.logs, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, errors="replace")
+                       stderr=subprocess.PIPE, text=True, errors="replace", new_session=jobs > 1)
+    timer = None
+    stopped = threading.Event()
+    if jobs > 1:  # a job started after a finding has the whole round's -max_total_time
+
+        def at_deadline() -> None:
+            stopped.set()
+            procs.stop(proc, grace_s=2)
+
+        timer = threading.Timer(seconds + STOP_GRACE_S, at_deadline)
+        timer.daemon = True
+        timer.start()
     try:
         assert proc.stderr is not None
         copied_at = time.monotonic()
@@ -94,8 +111,12 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int, status
                 copied_at = time.monotonic()
         proc.wait()
     finally:
+        if timer is not None:
+            timer.cancel()
         if proc.poll() is None:  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
             procs.stop(proc)
+        if jobs > 1:
+            procs.kill_group(proc)  # workers of a parent that ended
     if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
         total = 0
         for log in run.logs.glob("fuzz-*.log"):
@@ -111,58 +132,33 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int, status
         status.execs = total
     elif "number_of_executed_units" in status.stats:
         status.execs = status.stats["number_of_executed_units"]
-    return proc.returncode, status.tail
+    return None if stopped.is_set() else proc.returncode, status.tail
 
 
-def minimise(c: Campaign, artifact: Path, seconds: int) -> Path:
-    """libFuzzer's -minimize_crash on the artifact; the artifact itself if that fails."""
-    out = artifact.with_name(f"minimized-{artifact.name}")
-    with tempfile.TemporaryDirectory(prefix="copyfuzz-min-") as scratch:
-        env = c.driver_env(scratch)  # its findings are thrown away
-        try:
-            procs.run([str(paths.libfuzzer_target(c.root)), "-minimize_crash=1", f"-runs={MINIMIZE_RUNS}",
-                            f"-max_total_time={max(1, seconds)}", f"-exact_artifact_path={out}", str(artifact)],
-                           cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=seconds + 60)
-        except subprocess.TimeoutExpired:
-            pass
-    return out if out.is_file() and out.stat().st_size <= artifact.stat().st_size else artifact
+def handle(c: Campaign, artifact: Path) -> bool:
+    """Decode and triage one artifact (triage shrinks it). True if it reproduced."""
+    spec = dataclasses.replace(fuzzinput.decode(artifact.read_bytes(), c.routine.kind, c.max_len),
+                               routine=c.routine.name)
+    return c.triage([spec], artifact) is not None
 
 
-def handle(c: Campaign, artifact: Path, deadline: float) -> bool:
-    """Minimise, decode and triage one artifact; the driver's .finding files go with it."""
-    source = artifact.parent  # the run directory: the artifact leaves it in triage
-
-    def spec_of(path: Path) -> Spec:
-        return dataclasses.replace(fuzzinput.decode(path.read_bytes(), c.routine.kind, c.max_len),
-                                   routine=c.routine.name)
-
-    original = spec_of(artifact)
-    if not run_specs(c.root, c.routine, c.profile, [original])[0].errors:
-        found = c.triage([original], artifact)  # does not reproduce alone: reported, not minimised
-    else:
-        budget = int(min(MINIMIZE_MAX_S, max(1.0, deadline - time.monotonic())))
-        small = minimise(c, artifact, budget)
-        found = c.triage([spec_of(small), original] if small != artifact else [original], artifact)
-    for finding in sorted(source.glob("driver-*.finding")):
-        keep_artifact(c.findings_dir, finding)
-    return found is not None
-
-
-def adopt_dead_runs(c: Campaign, deadline: float) -> None:
+def adopt_dead_runs(c: Campaign) -> None:
     """What campaigns killed midway left: their new inputs into the corpus, their artifacts
-    triaged; then their run directories go."""
+    triaged, their drivers' counts added; then their run directories go."""
     for dead in dead_runs(c.findings_dir):
         corpus.take_whole(c.corpus, dead / "staging", remove=True)
         for artifact in sorted(p for p in dead.iterdir() if p.is_file() and p.name.startswith(PREFIXES)):
-            handle(c, artifact, deadline)
+            handle(c, artifact)
+        c.take_driver_findings(dead)
+        c.adopt_seen(dead / "seen")
         shutil.rmtree(dead, ignore_errors=True)
 
 
 def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, total_s: int) -> None:
     assert c.run is not None
-    env = c.driver_env(c.run.path.resolve(), c.run.coverage.resolve())
-    adopt_dead_runs(c, deadline)
+    env = c.campaign_env()
+    adopt_dead_runs(c)
+    stopped_by: set[str] = set()  # digests of artifacts that ended a round
     while not c.until_met:
         left = int(deadline - time.monotonic())
         if left < 1:
@@ -178,20 +174,21 @@ def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, tot
         artifacts = sorted((p for p in c.run.path.iterdir() if p.is_file() and p.name.startswith(PREFIXES)),
                            key=lambda p: p.stat().st_mtime_ns)
         if not artifacts:
-            if rc != 0:
+            if rc not in (0, None):
                 raise CopyfuzzError(f"libFuzzer exited with status {rc} without a finding",
                                     details="\n".join(tail[-20:]))
             break  # the time is used up
         stuck = False
         for artifact in artifacts:
             digest = corpus.name_of(artifact.read_bytes())
-            # An input of the corpus itself that fails (the routine changed since it was
-            # added) would stop every round at once: report it and end the campaign.
-            # (One that does not reproduce, say an executor killed from outside while it
-            # ran, does not fail again: the campaign goes on.)
-            in_corpus = corpus.has(c.corpus, digest)
-            stuck |= handle(c, artifact, deadline) and in_corpus
+            # An input of the corpus that fails stops one round; the drivers have claimed
+            # its (class, fault pc) then, and the next round goes past it. The same input
+            # stopping a second round means they cannot claim (an unwritable run
+            # directory): end the campaign rather than loop.
+            stuck |= handle(c, artifact) and digest in stopped_by
+            stopped_by.add(digest)
+        c.take_driver_findings(c.run.path)
         if stuck:
-            print(f"copyfuzz: an input of the corpus {c.corpus} fails: libFuzzer cannot get past it, "
-                  f"so the campaign ends here (fix the routine, or fuzz with another --corpus)", file=sys.stderr)
+            print(f"copyfuzz: an input fails again although its finding was claimed in {c.run.seen}: "
+                  f"libFuzzer cannot get past it, so the campaign ends here", file=sys.stderr)
             break
