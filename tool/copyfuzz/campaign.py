@@ -104,7 +104,7 @@ class Seen:
 def read_seen(seen_dir: Path) -> dict[tuple[str, int], Seen]:
     """(class, raw fault pc) -> Seen, from a COPYFUZZ_SEEN directory (fuzz/driver.c):
     `<class>@0x<pc>` is the claim, `<class>@0x<pc>.count` a page whose first 8 bytes count
-    the inputs (little-endian)."""
+    the inputs (native byte order: the driver runs on this host)."""
     out: dict[tuple[str, int], Seen] = {}
     if not seen_dir.is_dir():
         return out
@@ -118,7 +118,7 @@ def read_seen(seen_dir: Path) -> dict[tuple[str, int], Seen]:
             if count_file:
                 with path.open("rb") as f:
                     head = f.read(8)
-                entry.count = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+                entry.count = struct.unpack("=Q", head)[0] if len(head) == 8 else 0
             else:
                 entry.claimed_at = path.stat().st_mtime
         except OSError:

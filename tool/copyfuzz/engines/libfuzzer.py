@@ -29,7 +29,7 @@ from ..errors import CopyfuzzError
 
 PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
 EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per unique finding of the round
-STOP_GRACE_S = 3  # a --jobs round past its time: its last jobs started late
+STOP_GRACE_S = 1  # a --jobs round past its time: the jobs started after a finding run on
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
 STAGING_COPY_S = 2.0  # how often a running round's new inputs are copied into the corpus
 
@@ -54,8 +54,9 @@ class Status:
         self.tail: list[str] = []
 
     def line(self, text: str) -> None:
-        self.tail = (self.tail + [text])[-40:]
         m = _STATUS.match(text)
+        if not m:  # the status lines would push out what says why it ended
+            self.tail = (self.tail + [text])[-40:]
         if m:
             self.execs = int(m.group(1))
             ft, corp = _FT.search(text), _CORP.search(text)
