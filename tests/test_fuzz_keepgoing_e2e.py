@@ -25,7 +25,7 @@ from conftest import ROOT, budget, run_cli
 from copyfuzz import envs, paths, routines
 from copyfuzz.known import key_text, pc_of_described
 from copyfuzz.spec import parse_spec_line
-from copyfuzz.triage import describe_fault_pc, fault_pc_of, run_one, serving, shrink, sweep_order
+from copyfuzz.triage import describe_fault_pc, fault_pc_of, neighbours, run_one, serving, shrink, sweep_order
 
 pytestmark = pytest.mark.e2e
 
@@ -203,3 +203,22 @@ def test_the_driver_claims_once_and_counts_exactly_across_processes(tmp_path: Pa
     p = subprocess.run([str(LIBFUZZER), str(inputs[0])], capture_output=True, text=True, timeout=120,
                        env=envs.driver_env(executor=tmp_path / "executor.sh", qemu="", plugin="", pin=0, seen=None))
     assert p.returncode != 0 and "FINDING: crash" in p.stderr
+
+
+def test_shrink_ends_where_no_smaller_neighbour_shows_it() -> None:
+    """Both sides faulting, far apart, in a long copy: the shrinker moves both faults along
+    as n comes down, and ends at a case none of whose neighbours one step smaller (the
+    shrinker's own candidates) shows the class at that pc: a local minimum of the sweep's
+    order. Our copy_user enters its block loop at n >= 8*SZREG, where this pc is."""
+    name = "riscv/mutants/no-progress-partial-word"
+    r = routine(name)
+    start = parse_spec_line(f"{name}:n=4095,src_off=4089,src_fault=7,dst_off=2744,dst_fault=1352", r)
+    with serving(ROOT, r) as server:
+        result = run_one(server, "exact", start, 1)
+        pc = fault_pc_of(result)
+        small = shrink(server, "exact", start, "no-progress", pc, r.xlen)
+        assert small.n <= 8 * (r.xlen // 8), small
+        for i, cand in enumerate(neighbours(small, r.xlen)):
+            if sweep_order(cand, r.xlen) < sweep_order(small, r.xlen):
+                res = server.run(cand.to_case("exact", i + 2))
+                assert not ("no-progress" in res.error_list and fault_pc_of(res) == pc), (small, cand)

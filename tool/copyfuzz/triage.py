@@ -80,7 +80,7 @@ def fault_pc_of(result: records.Result) -> int:
 # ---- the case-level shrinker ----
 
 MEMSET_FILLS = (0x00, 0xFF, 0xA5, 0x1234565A, 0xFFFFFF81)  # the sweep's fills, in its order (harness/cases.c)
-SHRINK_RUNS = 4000  # cases run per shrink at most (serve runs thousands a second)
+SHRINK_RUNS = 30000  # cases run per shrink at most (serve runs tens of thousands of short ones a second)
 _FAULT_STEPS = 48  # fault positions tried below the current one, per side and step
 
 
@@ -140,24 +140,43 @@ def _side_options(off: int, fault: int | None, period: int) -> list[tuple[int, i
     return out
 
 
-def _candidates(spec: Spec, xlen: int) -> list[Spec]:
-    """The cases one step from spec: n lowered (a faulting side's fault brought along to
-    any position inside or just past it), one side's fault or misalignment moved earlier,
-    the variant lowered."""
+def _same_residue(x: int, f: int, period: int) -> int:
+    """The largest position <= x at f's misalignment (x = f mod period): a fault moved there
+    keeps its side's alignment, and so the routine's path."""
+    return x - ((x - f) % period)
+
+
+def neighbours(spec: Spec, xlen: int) -> list[Spec]:
+    """The cases one step from spec: n lowered (a faulting side's fault brought along: to
+    any position near either end, or as far from the end as before, or at the same share
+    of n, at its misalignment; both sides' faults moved together too), one side's fault
+    or misalignment moved earlier, the variant lowered."""
     p = _period(xlen)
     n = spec.n
     has_src = spec.kind in records.HAS_SRC
-    ns = {n2 for n2 in set(range(2 * p + 1)) | {n // 2, n // 4, n * 3 // 4} | {n - k for k in range(1, p + 1)}
-          if 0 <= n2 < n}
+    ns = (set(range(2 * p + 1)) | {n * j // 8 for j in range(1, 8)} | {n - k for k in range(1, p + 1)}
+          | {n - (1 << k) for k in range(n.bit_length())})
+    ns = {n2 for n2 in ns if 0 <= n2 < n}
     out = [dataclasses.replace(spec, n=n2) for n2 in ns]
+    src_f = spec.src_fault if has_src and spec.src_fault else None
+    dst_f = spec.dst_fault or None
     for n2 in ns:
-        positions = ({0} | set(range(1, min(n2, 2 * p) + 1)) | {n2 - k for k in range(p) if n2 - k > 0}
-                     | set(range(n2, n2 + p + 1)))
-        for f in positions:
-            if has_src and spec.src_fault is not None:
-                out.append(dataclasses.replace(spec, n=n2, src_off=_at(f), src_fault=f))
-            if spec.dst_fault is not None:
-                out.append(dataclasses.replace(spec, n=n2, dst_off=_at(f), dst_fault=f))
+        near = ({0} | set(range(1, min(n2, 2 * p) + 1)) | {n2 - k for k in range(p) if n2 - k > 0}
+                | set(range(n2, n2 + p + 1)))
+        moved = {}
+        for side, f in (("src", src_f), ("dst", dst_f)):
+            if f is None:
+                continue
+            kept = {g for g in (f, _same_residue(f - (n - n2), f, p), _same_residue(f * n2 // n, f, p)) if g > 0}
+            moved[side] = _same_residue(f - (n - n2), f, p)
+            for g in near | kept:
+                if side == "src":
+                    out.append(dataclasses.replace(spec, n=n2, src_off=_at(g), src_fault=g))
+                else:
+                    out.append(dataclasses.replace(spec, n=n2, dst_off=_at(g), dst_fault=g))
+        if src_f is not None and dst_f is not None and min(moved.values()) > 0:
+            out.append(dataclasses.replace(spec, n=n2, src_off=_at(moved["src"]), src_fault=moved["src"],
+                                           dst_off=_at(moved["dst"]), dst_fault=moved["dst"]))
     if has_src:
         out += [dataclasses.replace(spec, src_off=o, src_fault=f)
                 for o, f in _side_options(spec.src_off, spec.src_fault, p)]
@@ -189,7 +208,7 @@ def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int,
     improved = True
     while improved and runs < max_runs:
         improved = False
-        ranked = sorted({c for c in _candidates(best, xlen) if sweep_order(c, xlen) < key},
+        ranked = sorted({c for c in neighbours(best, xlen) if sweep_order(c, xlen) < key},
                         key=lambda s: sweep_order(s, xlen))
         for cand in ranked:
             if runs >= max_runs:
