@@ -2,23 +2,40 @@
 /*
  * executor_channel.c - the fuzz driver's persistent executor: started under qemu (with
  * the coverage plugin) as `executor serve`, one case record out and one result record
- * back per input through pipes, the observation and the plugin's coverage in shared
- * memory (harness/observe_abi.h, harness/plugin_abi.h). An exchange ends in an
+ * back per input, the observation and the plugin's coverage in shared memory
+ * (harness/observe_abi.h, harness/plugin_abi.h). An exchange ends in an
  * enum cf_channel_status; the driver turns anything but OK into a finding.
+ *
+ * Two transports for the case and its result (COPYFUZZ_CHANNEL, fuzz/envs.def):
+ *   shm   (default) a block of shared memory per executor and a futex handshake on it
+ *         (harness/channel_abi.h): no pipe, and no system call at all for a side that
+ *         finds the other's answer already there. The executor's death is seen by a
+ *         thread of the driver blocked on a pidfd of it, which wakes the driver's wait.
+ *   pipe  a pipe each way, as before: for measuring, and for a host where a futex does
+ *         not reach across qemu-user (then every shm handoff would wait out a slice).
+ * Both: the seal key first on the case pipe, sealed results (a forged or half-written
+ * result is UNSEALED), the same timeouts, and every death reported with its wait status.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "channel_abi.h"
 #include "driver.h"
 
 struct cf_plugin_shm *cf_pshm;
@@ -28,6 +45,27 @@ static pid_t child = -1;
 static pid_t owner; /* the process that started the executor: its pipes are that process's */
 static int to_child = -1, from_child = -1;
 static uint64_t seal_key[2], seal_seq; /* this executor's channel (records.h: cf_seal) */
+
+/* The shm transport: this executor's block, the last turn value seen, the pidfd the
+ * watcher thread waits on, and `gone`, which only that thread sets (the block's DEAD bit
+ * alone could be the routine's doing). */
+static int use_shm;
+static struct cf_channel_shm *chan;
+static uint32_t chan_turn;
+static int pidfd = -1;
+static int watching;
+static pthread_t watcher;
+static int gone;
+
+/* Looks at the turn word before sleeping when the two processes can run at once. */
+#define CF_SPIN_LOOKS 4000
+/* A wait sleeps at most this long before it looks at the clock and the word again. */
+#define CF_WAIT_SLICE_MS 100
+
+static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
 
 static void *shared_memfd(const char *name, size_t size, int *fd)
 {
@@ -42,6 +80,16 @@ static void *shared_memfd(const char *name, size_t size, int *fd)
 
 void cf_channel_init(void)
 {
+	const char *transport = cf_env(CF_ENV_CHANNEL);
+	if (!strcmp(transport, "shm")) {
+		/* No pidfds (Linux < 5.3): no way to see a death without a pipe. */
+		int probe = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		use_shm = probe >= 0;
+		if (probe >= 0)
+			close(probe);
+	} else if (strcmp(transport, "pipe")) {
+		cf_die("COPYFUZZ_CHANNEL: shm or pipe");
+	}
 	/* A write to an executor that died must fail with EPIPE, not kill the driver. */
 	signal(SIGPIPE, SIG_IGN);
 	if (*cf_cfg.plugin && *cf_cfg.qemu)
@@ -49,14 +97,29 @@ void cf_channel_init(void)
 	cf_oshm = shared_memfd("copyfuzz-observe", sizeof(*cf_oshm), &observe_fd);
 }
 
+/* The shm transport's state of an executor that is gone (stopped, or another process's). */
+static void forget_block(void)
+{
+	if (pidfd >= 0)
+		close(pidfd);
+	if (chan)
+		munmap(chan, sizeof(*chan));
+	pidfd = -1;
+	chan = NULL;
+	watching = 0;
+}
+
 int cf_channel_stop(void)
 {
 	int status = -1;
 	if (child > 0) {
 		kill(child, SIGKILL);
+		if (watching)
+			pthread_join(watcher, NULL); /* it ends once the executor has */
 		if (waitpid(child, &status, 0) != child)
 			status = -1;
 	}
+	forget_block();
 	if (to_child >= 0)
 		close(to_child);
 	if (from_child >= 0)
@@ -83,17 +146,18 @@ static int random_free_fd(void)
 /* In the executor's process, between fork and exec: `[ld.so ...] [qemu -plugin ...]
  * executor serve ...` with the case and result pipes on random free descriptors that
  * --cases-fd and --records-fd name (stdout and stderr stay the driver's). */
-static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
+static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd, int chan_fd)
 {
 	int cases_fd = random_free_fd();
 	dup2(case_fd, cases_fd);
 	int records_fd = random_free_fd();
 	dup2(result_fd, records_fd);
-	char cfd[24], rfd[24], pfd[24], ofd[24], tmo[24], plug[4200];
+	char cfd[24], rfd[24], pfd[24], ofd[24], hfd[24], tmo[24], plug[4200];
 	snprintf(cfd, sizeof cfd, "%d", cases_fd);
 	snprintf(rfd, sizeof rfd, "%d", records_fd);
 	snprintf(pfd, sizeof pfd, "%d", plugin_fd);
 	snprintf(ofd, sizeof ofd, "%d", observe_fd);
+	snprintf(hfd, sizeof hfd, "%d", chan_fd);
 	snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)cf_cfg.timeout_ms);
 	snprintf(plug, sizeof plug, "%s,fd=%d", cf_cfg.plugin, plugin_fd);
 	const char *argv[24];
@@ -125,10 +189,59 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 		argv[k++] = "--plugin-fd";
 		argv[k++] = pfd;
 	}
+	if (chan_fd >= 0) {
+		argv[k++] = "--channel-fd";
+		argv[k++] = hfd;
+	}
 	argv[k] = NULL;
 	execvp(argv[0], (char **)argv);
 	fprintf(stderr, "copyfuzz driver: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* The watcher: blocked on the executor's pidfd (readable once it has ended, reaped or
+ * not), it marks the executor gone and wakes the driver's wait on the turn word. */
+static void *watch_executor(void *arg)
+{
+	(void)arg;
+	struct pollfd p = {pidfd, POLLIN, 0};
+	while (poll(&p, 1, -1) <= 0)
+		;
+	__atomic_store_n(&gone, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&chan->turn, CF_TURN_DEAD, __ATOMIC_SEQ_CST);
+	futex(&chan->turn, FUTEX_WAKE, INT_MAX, NULL);
+	return NULL;
+}
+
+/* A fresh block for the executor about to start: its fd, inherited by the executor. */
+static int new_block(void)
+{
+	int fd;
+	chan = shared_memfd("copyfuzz-channel", sizeof(*chan), &fd);
+	chan_turn = 0;
+	gone = 0;
+	/* Driver and executor on one CPU (cf_pin_to_one_cpu, taskset): the other side cannot
+	 * run while this one looks, so it sleeps at once. */
+	cpu_set_t set;
+	int one_cpu = !sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) == 1;
+	chan->spin = one_cpu ? 0 : CF_SPIN_LOOKS;
+	return fd;
+}
+
+static void watch(void)
+{
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	if (pidfd < 0)
+		cf_die("cannot watch the executor (pidfd_open)");
+	/* Signals go to the engine's threads, never to the watcher. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int err = pthread_create(&watcher, NULL, watch_executor, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		cf_die("cannot start the executor's watcher thread");
+	watching = 1;
 }
 
 void cf_channel_start(void)
@@ -141,6 +254,7 @@ void cf_channel_start(void)
 	seal_seq = 0;
 	if (cf_pshm)
 		cf_pshm->plugin_ready = 0;
+	int chan_fd = use_shm ? new_block() : -1;
 	owner = getpid();
 	child = fork();
 	if (child < 0)
@@ -148,12 +262,16 @@ void cf_channel_start(void)
 	if (child == 0) {
 		/* The executor dies with the driver, whatever kills the driver. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		exec_executor(in[0], out[1]);
+		exec_executor(in[0], out[1], chan_fd);
 	}
 	close(in[0]);
 	close(out[1]);
 	to_child = in[1];
 	from_child = out[0];
+	if (chan_fd >= 0) {
+		close(chan_fd); /* the mapping stays */
+		watch();
+	}
 	/* An executor that is already gone (it failed to start, say) makes this write fail
 	 * with EPIPE (SIGPIPE is ignored: cf_channel_init); the exchange that follows then
 	 * finds it dead and reports how it died. */
@@ -175,17 +293,79 @@ void cf_channel_ensure(void)
 		close(from_child);
 		child = -1;
 		to_child = from_child = -1;
+		forget_block(); /* the watcher thread stayed in the parent */
 	}
 	if (child < 0)
 		cf_channel_start();
 }
 
-enum cf_channel_status cf_channel_exchange(const struct cf_case *c, struct cf_result *r)
+/* How long the driver waits for an answer: past the executor's own watchdog. */
+static uint64_t answer_wait_ms(void)
+{
+	return 3 * cf_cfg.timeout_ms + 5000;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* The shm transport: post the case, then wait for the turn word to say its result is
+ * there (channel_abi.h), the executor to be gone, or the time to run out. */
+static enum cf_channel_status shm_exchange(const struct cf_case *c, struct cf_result *r)
+{
+	uint32_t posted = cf_turn_next(chan_turn), want = cf_turn_next(posted);
+	memcpy(&chan->c, c, sizeof(*c));
+	__atomic_store_n(&chan->turn, posted, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&chan->exec_waiting, __ATOMIC_RELAXED))
+		futex(&chan->turn, FUTEX_WAKE, 1, NULL);
+	uint64_t start = 0, limit = answer_wait_ms();
+	for (uint32_t looks = 0;; looks++) {
+		uint32_t t = __atomic_load_n(&chan->turn, __ATOMIC_ACQUIRE);
+		if (t == want)
+			break;
+		if (__atomic_load_n(&gone, __ATOMIC_SEQ_CST))
+			return CF_CHANNEL_DIED;
+		if (t != posted) /* neither side wrote that: the routine did */
+			return CF_CHANNEL_OUT_OF_STEP;
+		if (looks < chan->spin) {
+			cpu_relax();
+			continue;
+		}
+		__atomic_store_n(&chan->driver_waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&chan->turn, __ATOMIC_ACQUIRE) == posted) {
+			struct timespec slice = {0, CF_WAIT_SLICE_MS * 1000000L};
+			if (!start)
+				start = now_ms();
+			if (futex(&chan->turn, FUTEX_WAIT, posted, &slice) < 0 &&
+			    errno == ETIMEDOUT && now_ms() - start >= limit)
+				return CF_CHANNEL_HUNG;
+		}
+		__atomic_store_n(&chan->driver_waiting, 0, __ATOMIC_RELAXED);
+	}
+	chan_turn = want;
+	memcpy(r, &chan->r, sizeof(*r));
+	return CF_CHANNEL_OK;
+}
+
+/* The pipe transport: the case down one pipe, the result up the other. */
+static enum cf_channel_status pipe_exchange(const struct cf_case *c, struct cf_result *r)
 {
 	if (write(to_child, c, sizeof(*c)) != (ssize_t)sizeof(*c))
 		return CF_CHANNEL_DIED;
 	size_t got = 0;
-	int wait_ms = (int)(3 * cf_cfg.timeout_ms + 5000); /* past the executor's own watchdog */
+	int wait_ms = (int)answer_wait_ms();
 	while (got < sizeof(*r)) {
 		struct pollfd p = {from_child, POLLIN, 0};
 		int ready = poll(&p, 1, wait_ms);
@@ -198,6 +378,14 @@ enum cf_channel_status cf_channel_exchange(const struct cf_case *c, struct cf_re
 			return CF_CHANNEL_DIED;
 		got += (size_t)k;
 	}
+	return CF_CHANNEL_OK;
+}
+
+enum cf_channel_status cf_channel_exchange(const struct cf_case *c, struct cf_result *r)
+{
+	enum cf_channel_status st = chan ? shm_exchange(c, r) : pipe_exchange(c, r);
+	if (st != CF_CHANNEL_OK)
+		return st;
 	if (r->seal != cf_seal(seal_key, seal_seq++, r, sizeof(*r)))
 		return CF_CHANNEL_UNSEALED;
 	if (r->magic != CF_RESULT_MAGIC || r->type != CF_RESULT_CASE || r->id != c->id ||
