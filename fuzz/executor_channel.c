@@ -42,7 +42,9 @@ struct cf_plugin_shm *cf_pshm;
 struct cf_observe_shm *cf_oshm;
 static int plugin_fd = -1, observe_fd = -1;
 static pid_t child = -1;
-static pid_t owner; /* the process that started the executor: its pipes are that process's */
+/* Set in a process forked from the one that started the executor (pthread_atfork): the
+ * executor and its pipes are that process's. A flag, not a getpid() per input. */
+static int forked_away;
 static int to_child = -1, from_child = -1;
 static uint64_t seal_key[2], seal_seq; /* this executor's channel (records.h: cf_seal) */
 
@@ -78,8 +80,14 @@ static void *shared_memfd(const char *name, size_t size, int *fd)
 	return p;
 }
 
+static void in_forked_child(void)
+{
+	forked_away = 1;
+}
+
 void cf_channel_init(void)
 {
+	pthread_atfork(NULL, NULL, in_forked_child);
 	const char *transport = cf_env(CF_ENV_CHANNEL);
 	if (!strcmp(transport, "shm")) {
 		/* No pidfds (Linux < 5.3): no way to see a death without a pipe. */
@@ -255,7 +263,7 @@ void cf_channel_start(void)
 	if (cf_pshm)
 		cf_pshm->plugin_ready = 0;
 	int chan_fd = use_shm ? new_block() : -1;
-	owner = getpid();
+	forked_away = 0;
 	child = fork();
 	if (child < 0)
 		cf_die("fork");
@@ -288,7 +296,7 @@ void cf_channel_start(void)
  */
 void cf_channel_ensure(void)
 {
-	if (child >= 0 && owner != getpid()) {
+	if (child >= 0 && forked_away) {
 		close(to_child);
 		close(from_child);
 		child = -1;
