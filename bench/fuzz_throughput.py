@@ -17,12 +17,13 @@ core does when it is not shared, and it moves far less with the machine's load.
 
     bench/fuzz_throughput.py [--routine riscv/copy_user] [--seconds 20] [--runs 3] [--json]
                              [--engine libfuzzer|afl]... [--coverage on|off]... [--cores 1|2]...
-                             [--channel shm|pipe]...
+                             [--channel shm|pipe]... [--max-len N]
 
 --engine, --coverage, --cores and --channel pick modes (each repeatable; default: every
 mode but the pipe channel), e.g. the smallest run, `--engine libfuzzer --coverage on
 --cores 1`; `--channel shm --channel pipe` measures the transports (COPYFUZZ_CHANNEL)
-side by side.
+side by side. --max-len caps the inputs' n (COPYFUZZ_MAX_LEN; 0: every case copies nothing,
+so what is left is the per-execution cost of the engine, the handoff and the harness).
 """
 from __future__ import annotations
 
@@ -74,10 +75,13 @@ def cpu_seconds_after_reaping() -> float:
     return r.ru_utime + r.ru_stime
 
 
+MAX_LEN: int | None = None  # --max-len
+
+
 def driver_env(routine: str, coverage: bool, findings: Path, channel: str = "shm") -> dict[str, str]:
     kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
     return envs.driver_env(executor=paths.executor(ROOT, routine, 64), plugin=PLUGIN if coverage else "",
-                           kind=kind, profile="exact", findings=findings, channel=channel)
+                           kind=kind, profile="exact", findings=findings, channel=channel, max_len=MAX_LEN)
 
 
 def libfuzzer(routine: str, coverage: bool, jobs: int, seconds: int, corpus: Path, tmp: Path,
@@ -108,13 +112,20 @@ def afl(routine: str, coverage: bool, jobs: int, seconds: int, corpus: Path, tmp
     out = tmp / "afl"
     env = {**driver_env(routine, coverage, tmp, channel), "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
            "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_QUIET": "1"}
+    # afl-fuzz binds itself to a core no other afl-fuzz holds, and gives up when there is
+    # none (other campaigns on a shared machine): one afl-fuzz is bound by taskset instead,
+    # the same placement (afl-fuzz, the driver and its executor on one CPU).
+    bind: list[str] = []
+    if jobs == 1:
+        env["AFL_NO_AFFINITY"] = "1"
+        bind = ["taskset", "-c", str(min(os.sched_getaffinity(0)))]
     names = ["default"] if jobs == 1 else ["main", *(f"sec{i}" for i in range(1, jobs))]
     procs = []
     for i, name in enumerate(names):
         argv = ["afl-fuzz", "-i", str(corpus), "-o", str(out), "-V", str(seconds), "-s", str(i + 1)]
         if name != "default":
             argv += ["-M" if name == "main" else "-S", name]
-        procs.append(subprocess.Popen([*argv, "--", str(AFL)], env=env, stdout=subprocess.DEVNULL,
+        procs.append(subprocess.Popen([*bind, *argv, "--", str(AFL)], env=env, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL))
     for p in procs:
         p.wait(timeout=seconds + 120)
@@ -139,7 +150,10 @@ def main() -> None:
     ap.add_argument("--cores", action="append", type=int, choices=[1, 2], help="only on this many cores")
     ap.add_argument("--channel", action="append", choices=["shm", "pipe"],
                     help="the transport to the executor (COPYFUZZ_CHANNEL; default: shm)")
+    ap.add_argument("--max-len", type=int, help="the inputs' largest n (COPYFUZZ_MAX_LEN)")
     args = ap.parse_args()
+    global MAX_LEN
+    MAX_LEN = args.max_len
     subprocess.run(["make", "-s", *paths.make_vars(ROOT), "all"], cwd=ROOT, check=True)
     modes = [(engine, cov, jobs, channel) for jobs in args.cores or (1, 2)
              for engine in args.engine or ("libfuzzer", "afl")

@@ -7,10 +7,11 @@
  * enum cf_channel_status; the driver turns anything but OK into a finding.
  *
  * Two transports for the case and its result (COPYFUZZ_CHANNEL, fuzz/envs.def):
- *   shm   (default) a block of shared memory per executor and a futex handshake on it
+ *   shm   (default) a block of shared memory and a futex handshake on it
  *         (harness/channel_abi.h): no pipe, and no system call at all for a side that
- *         finds the other's answer already there. The executor's death is seen by a
- *         thread of the driver blocked on a pidfd of it, which wakes the driver's wait.
+ *         finds the other's answer already there. The executor's death reaches the
+ *         driver as SIGCHLD, whose handler wakes the driver's wait; the wait then asks
+ *         the kernel (waitid, without reaping) whether the executor has really ended.
  *   pipe  a pipe each way, as before: for measuring, and for a host where a futex does
  *         not reach across qemu-user (then every shm handoff would wait out a slice).
  * Both: the seal key first on the case pipe, sealed results (a forged or half-written
@@ -48,16 +49,13 @@ static int forked_away;
 static int to_child = -1, from_child = -1;
 static uint64_t seal_key[2], seal_seq; /* this executor's channel (records.h: cf_seal) */
 
-/* The shm transport: this executor's block, the last turn value seen, the pidfd the
- * watcher thread waits on, and `gone`, which only that thread sets (the block's DEAD bit
- * alone could be the routine's doing). */
+/* The shm transport: the block (one per process, kept across restarts: a stopped
+ * executor is reaped before the next starts, so none can post into its successor's turn;
+ * a forked process makes its own), its memfd, and the last turn value seen. */
 static int use_shm;
 static struct cf_channel_shm *chan;
+static int chan_fd = -1;
 static uint32_t chan_turn;
-static int pidfd = -1;
-static int watching;
-static pthread_t watcher;
-static int gone;
 
 /* Looks at the turn word before sleeping when the two processes can run at once. */
 #define CF_SPIN_LOOKS 4000
@@ -89,15 +87,9 @@ void cf_channel_init(void)
 {
 	pthread_atfork(NULL, NULL, in_forked_child);
 	const char *transport = cf_env(CF_ENV_CHANNEL);
-	if (!strcmp(transport, "shm")) {
-		/* No pidfds (Linux < 5.3): no way to see a death without a pipe. */
-		int probe = (int)syscall(SYS_pidfd_open, getpid(), 0);
-		use_shm = probe >= 0;
-		if (probe >= 0)
-			close(probe);
-	} else if (strcmp(transport, "pipe")) {
+	use_shm = !strcmp(transport, "shm");
+	if (!use_shm && strcmp(transport, "pipe"))
 		cf_die("COPYFUZZ_CHANNEL: shm or pipe");
-	}
 	/* A write to an executor that died must fail with EPIPE, not kill the driver. */
 	signal(SIGPIPE, SIG_IGN);
 	if (*cf_cfg.plugin && *cf_cfg.qemu)
@@ -105,16 +97,66 @@ void cf_channel_init(void)
 	cf_oshm = shared_memfd("copyfuzz-observe", sizeof(*cf_oshm), &observe_fd);
 }
 
-/* The shm transport's state of an executor that is gone (stopped, or another process's). */
-static void forget_block(void)
+/* Whether the executor has ended (exited or killed), without reaping it. */
+static int executor_ended(void)
 {
-	if (pidfd >= 0)
-		close(pidfd);
-	if (chan)
-		munmap(chan, sizeof(*chan));
-	pidfd = -1;
-	chan = NULL;
-	watching = 0;
+	siginfo_t si;
+	si.si_pid = 0;
+	return child > 0 && !waitid(P_PID, (id_t)child, &si, WEXITED | WNOHANG | WNOWAIT) &&
+	       si.si_pid == child;
+}
+
+/* SIGCHLD: if the executor has ended, wake the driver's wait on the turn word (the DEAD
+ * bit changes the word, so a wait about to begin does not sleep either). Any thread may
+ * run it; the wait itself checks executor_ended(), so a late or stray SIGCHLD costs a
+ * look, never a false death. Another handler there before is called too. */
+static struct sigaction sigchld_before;
+
+static void on_sigchld(int sig, siginfo_t *info, void *uc)
+{
+	int saved = errno;
+	struct cf_channel_shm *b = __atomic_load_n(&chan, __ATOMIC_ACQUIRE);
+	if (b && executor_ended()) {
+		__atomic_fetch_or(&b->turn, CF_TURN_DEAD, __ATOMIC_SEQ_CST);
+		futex(&b->turn, FUTEX_WAKE, INT_MAX, NULL);
+	}
+	errno = saved;
+	if (sigchld_before.sa_flags & SA_SIGINFO)
+		sigchld_before.sa_sigaction(sig, info, uc);
+	else if (sigchld_before.sa_handler != SIG_DFL && sigchld_before.sa_handler != SIG_IGN)
+		sigchld_before.sa_handler(sig);
+}
+
+static void catch_sigchld(void)
+{
+	struct sigaction sa, now;
+	if (sigaction(SIGCHLD, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+	    now.sa_sigaction == on_sigchld)
+		return; /* already ours (a forked process inherits it) */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigchld;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGCHLD, &sa, &sigchld_before))
+		cf_die("cannot catch SIGCHLD");
+}
+
+/* The block for the executor about to start: a fresh one in a process that has none
+ * (or only its parent's), else the same one reset. */
+static void ready_block(void)
+{
+	if (!chan) {
+		chan = shared_memfd("copyfuzz-channel", sizeof(*chan), &chan_fd);
+		fcntl(chan_fd, F_SETFD, FD_CLOEXEC); /* exec_executor dup2()s it for the executor */
+	}
+	memset(chan, 0, sizeof(*chan));
+	chan_turn = 0;
+	/* Driver and executor on one CPU (cf_pin_to_one_cpu, taskset): the other side cannot
+	 * run while this one looks, so it sleeps at once. */
+	cpu_set_t set;
+	int one_cpu = !sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) == 1;
+	chan->spin = one_cpu ? 0 : CF_SPIN_LOOKS;
+	catch_sigchld();
 }
 
 int cf_channel_stop(void)
@@ -122,12 +164,9 @@ int cf_channel_stop(void)
 	int status = -1;
 	if (child > 0) {
 		kill(child, SIGKILL);
-		if (watching)
-			pthread_join(watcher, NULL); /* it ends once the executor has */
 		if (waitpid(child, &status, 0) != child)
 			status = -1;
 	}
-	forget_block();
 	if (to_child >= 0)
 		close(to_child);
 	if (from_child >= 0)
@@ -154,7 +193,7 @@ static int random_free_fd(void)
 /* In the executor's process, between fork and exec: `[ld.so ...] [qemu -plugin ...]
  * executor serve ...` with the case and result pipes on random free descriptors that
  * --cases-fd and --records-fd name (stdout and stderr stay the driver's). */
-static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd, int chan_fd)
+static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 {
 	int cases_fd = random_free_fd();
 	dup2(case_fd, cases_fd);
@@ -165,7 +204,12 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd, 
 	snprintf(rfd, sizeof rfd, "%d", records_fd);
 	snprintf(pfd, sizeof pfd, "%d", plugin_fd);
 	snprintf(ofd, sizeof ofd, "%d", observe_fd);
-	snprintf(hfd, sizeof hfd, "%d", chan_fd);
+	int block_fd = -1;
+	if (use_shm) {
+		block_fd = random_free_fd();
+		dup2(chan_fd, block_fd); /* without CLOEXEC, unlike chan_fd */
+	}
+	snprintf(hfd, sizeof hfd, "%d", block_fd);
 	snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)cf_cfg.timeout_ms);
 	snprintf(plug, sizeof plug, "%s,fd=%d", cf_cfg.plugin, plugin_fd);
 	const char *argv[24];
@@ -197,7 +241,7 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd, 
 		argv[k++] = "--plugin-fd";
 		argv[k++] = pfd;
 	}
-	if (chan_fd >= 0) {
+	if (use_shm) {
 		argv[k++] = "--channel-fd";
 		argv[k++] = hfd;
 	}
@@ -205,51 +249,6 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd, 
 	execvp(argv[0], (char **)argv);
 	fprintf(stderr, "copyfuzz driver: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
-}
-
-/* The watcher: blocked on the executor's pidfd (readable once it has ended, reaped or
- * not), it marks the executor gone and wakes the driver's wait on the turn word. */
-static void *watch_executor(void *arg)
-{
-	(void)arg;
-	struct pollfd p = {pidfd, POLLIN, 0};
-	while (poll(&p, 1, -1) <= 0)
-		;
-	__atomic_store_n(&gone, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_or(&chan->turn, CF_TURN_DEAD, __ATOMIC_SEQ_CST);
-	futex(&chan->turn, FUTEX_WAKE, INT_MAX, NULL);
-	return NULL;
-}
-
-/* A fresh block for the executor about to start: its fd, inherited by the executor. */
-static int new_block(void)
-{
-	int fd;
-	chan = shared_memfd("copyfuzz-channel", sizeof(*chan), &fd);
-	chan_turn = 0;
-	gone = 0;
-	/* Driver and executor on one CPU (cf_pin_to_one_cpu, taskset): the other side cannot
-	 * run while this one looks, so it sleeps at once. */
-	cpu_set_t set;
-	int one_cpu = !sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) == 1;
-	chan->spin = one_cpu ? 0 : CF_SPIN_LOOKS;
-	return fd;
-}
-
-static void watch(void)
-{
-	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-	if (pidfd < 0)
-		cf_die("cannot watch the executor (pidfd_open)");
-	/* Signals go to the engine's threads, never to the watcher. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int err = pthread_create(&watcher, NULL, watch_executor, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		cf_die("cannot start the executor's watcher thread");
-	watching = 1;
 }
 
 void cf_channel_start(void)
@@ -262,7 +261,8 @@ void cf_channel_start(void)
 	seal_seq = 0;
 	if (cf_pshm)
 		cf_pshm->plugin_ready = 0;
-	int chan_fd = use_shm ? new_block() : -1;
+	if (use_shm)
+		ready_block();
 	forked_away = 0;
 	child = fork();
 	if (child < 0)
@@ -270,16 +270,12 @@ void cf_channel_start(void)
 	if (child == 0) {
 		/* The executor dies with the driver, whatever kills the driver. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		exec_executor(in[0], out[1], chan_fd);
+		exec_executor(in[0], out[1]);
 	}
 	close(in[0]);
 	close(out[1]);
 	to_child = in[1];
 	from_child = out[0];
-	if (chan_fd >= 0) {
-		close(chan_fd); /* the mapping stays */
-		watch();
-	}
 	/* An executor that is already gone (it failed to start, say) makes this write fail
 	 * with EPIPE (SIGPIPE is ignored: cf_channel_init); the exchange that follows then
 	 * finds it dead and reports how it died. */
@@ -301,7 +297,13 @@ void cf_channel_ensure(void)
 		close(from_child);
 		child = -1;
 		to_child = from_child = -1;
-		forget_block(); /* the watcher thread stayed in the parent */
+		if (chan) { /* the parent's block: this process needs one of its own */
+			struct cf_channel_shm *parents = chan;
+			__atomic_store_n(&chan, NULL, __ATOMIC_RELEASE);
+			munmap(parents, sizeof(*parents));
+			close(chan_fd);
+			chan_fd = -1;
+		}
 	}
 	if (child < 0)
 		cf_channel_start();
@@ -342,8 +344,13 @@ static enum cf_channel_status shm_exchange(const struct cf_case *c, struct cf_re
 		uint32_t t = __atomic_load_n(&chan->turn, __ATOMIC_ACQUIRE);
 		if (t == want)
 			break;
-		if (__atomic_load_n(&gone, __ATOMIC_SEQ_CST))
-			return CF_CHANNEL_DIED;
+		if (t & CF_TURN_DEAD) { /* SIGCHLD said so (or the routine wrote it): ask */
+			if (executor_ended())
+				return CF_CHANNEL_DIED;
+			__atomic_compare_exchange_n(&chan->turn, &t, t & ~CF_TURN_DEAD, 0,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			continue;
+		}
 		if (t != posted) /* neither side wrote that: the routine did */
 			return CF_CHANNEL_OUT_OF_STEP;
 		if (looks < chan->spin) {
@@ -357,8 +364,13 @@ static enum cf_channel_status shm_exchange(const struct cf_case *c, struct cf_re
 			if (!start)
 				start = now_ms();
 			if (futex(&chan->turn, FUTEX_WAIT, posted, &slice) < 0 &&
-			    errno == ETIMEDOUT && now_ms() - start >= limit)
-				return CF_CHANNEL_HUNG;
+			    errno == ETIMEDOUT) {
+				/* a SIGCHLD lost (blocked, or its disposition changed): seen here */
+				if (executor_ended())
+					return CF_CHANNEL_DIED;
+				if (now_ms() - start >= limit)
+					return CF_CHANNEL_HUNG;
+			}
 		}
 		__atomic_store_n(&chan->driver_waiting, 0, __ATOMIC_RELAXED);
 	}

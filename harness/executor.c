@@ -410,15 +410,16 @@ static uint32_t await_turn(uint32_t mine)
 	struct cf_channel_shm *ch = cf_serve_channel;
 	uint32_t spin = ch->spin;
 	for (uint32_t looks = 0;; looks++) {
+		/* The DEAD bit is the driver's own business (a late SIGCHLD there may set it). */
 		uint32_t t = __atomic_load_n(&ch->turn, __ATOMIC_ACQUIRE);
-		if (t != mine)
-			return t;
+		if ((t & CF_TURN_MASK) != mine)
+			return t & CF_TURN_MASK;
 		if (looks < spin)
 			continue;
 		__atomic_store_n(&ch->exec_waiting, 1, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&ch->turn, __ATOMIC_ACQUIRE) == mine)
-			cf_futex_wait(&ch->turn, mine, 1000);
+		if (__atomic_load_n(&ch->turn, __ATOMIC_ACQUIRE) == t)
+			cf_futex_wait(&ch->turn, t, 1000);
 		__atomic_store_n(&ch->exec_waiting, 0, __ATOMIC_RELAXED);
 	}
 }
