@@ -4,10 +4,12 @@
  * executor_channel.c, native) and `executor serve --channel-fd N` (harness/executor.c,
  * under qemu-user): one case there and one result back per input without a pipe.
  *
- * The driver creates a fresh memfd of this block for every executor it starts (an
- * executor left over from an earlier start can never post into a later one's block) and
- * hands its fd over; the executor maps it and closes the fd, so a routine writing to every
- * descriptor cannot reach it. The seal key still comes first on --cases-fd (never here,
+ * The driver creates a memfd of this block (one per process: a process forked from the
+ * driver, as AFL++'s persistent children are, makes its own, so an executor left over
+ * from another process never posts into this one's; within a process a stopped executor
+ * is reaped before the next starts) and hands its fd over at a random number; the
+ * executor maps it and closes the fd, so a routine writing to every descriptor cannot
+ * reach it. The seal key still comes first on --cases-fd (never here,
  * never on the command line), and every result posted here carries its seal
  * (records.h: cf_seal, keyed by the stream position), so bytes the executor did not
  * write - a routine scribbling on the block, a half-written record - are never taken
@@ -19,8 +21,9 @@
  *   0          the executor has started, no case yet
  *   2k + 1     the driver posted case k (in `c`)
  *   2k + 2     the executor posted case k's result (in `r`)
- * modulo 2^31; bit 31 (CF_TURN_DEAD) is set by the driver itself once the executor's
- * process has ended, to wake its own wait. Each side stores the case or result, then
+ * modulo 2^31; bit 31 (CF_TURN_DEAD) is set by the driver's SIGCHLD handler once the
+ * executor's process has ended, to wake the driver's own wait (which then asks the
+ * kernel, so the bit alone, a routine's doing say, is no death); the executor ignores it. Each side stores the case or result, then
  * `turn` with release order; the other loads `turn` with acquire order, then the record
  * (C11 __atomic built-ins on both sides: fences on RISC-V, kept by qemu's translation).
  * A side that goes to sleep first says so in its `*_waiting` word (then a full fence,
