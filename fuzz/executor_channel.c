@@ -347,6 +347,10 @@ static enum cf_channel_status shm_exchange(const struct cf_case *c, struct cf_re
 		if (t & CF_TURN_DEAD) { /* SIGCHLD said so (or the routine wrote it): ask */
 			if (executor_ended())
 				return CF_CHANNEL_DIED;
+			if (!start) /* a routine that keeps writing the bit runs into the limit */
+				start = now_ms();
+			else if (now_ms() - start >= limit)
+				return CF_CHANNEL_HUNG;
 			__atomic_compare_exchange_n(&chan->turn, &t, t & ~CF_TURN_DEAD, 0,
 						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			continue;

@@ -127,6 +127,16 @@ def test_a_turn_word_neither_side_wrote_is_a_crash(tmp_path: Path) -> None:
     assert "why=the executor answered out of step\n" in finding, finding
 
 
+def test_the_dead_bit_alone_is_no_death(tmp_path: Path) -> None:
+    """shm: bit 31 of the turn word is how the driver's SIGCHLD handler wakes its wait;
+    set by anyone else (a routine) on a live executor it is no death: the driver asks the
+    kernel, clears it and waits on, here until the executor counts as hung."""
+    script = ARGS + TAKE_CASE["shm"] + poke(0, (0x80000001).to_bytes(4, "little")) + "exec sleep 600\n"
+    err, finding = run_with_executor(tmp_path, script, COPYFUZZ_CHANNEL="shm", COPYFUZZ_TIMEOUT_MS="1")
+    assert "classes=hang\n" in finding
+    assert "why=the executor stopped answering (hang)\n" in finding, finding
+
+
 def test_the_channel_is_chosen_by_copyfuzz_channel(tmp_path: Path) -> None:
     """The executor gets the block (--channel-fd, a memfd of its own) by default and on
     shm, none on pipe; anything else is a usage error of the driver."""
