@@ -11,6 +11,7 @@
 #include "arena.h"
 #include "call.h"
 #include "cases.h"
+#include "channel_abi.h"
 #include "records.h"
 #include "observe_abi.h"
 #include "plugin_abi.h"
@@ -29,6 +30,9 @@ static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin
 static struct cf_observe_shm *observe; /* --observe-fd: for an oracle elsewhere */
 static struct cf_control *control; /* --control-fd: which case is running, for the tool */
 static int cases_fd; /* --cases-fd: the seal key, then (serve) case records */
+/* --channel-fd: serve through this block instead of the pipes (channel_abi.h). Not static:
+ * tests/fixtures/hostile/hostile.S plays a routine that finds it and scribbles on it. */
+struct cf_channel_shm *cf_serve_channel;
 static uint64_t seal_key[2], seal_seq;
 
 static __attribute__((noreturn)) void usage(const char *why)
@@ -40,6 +44,7 @@ static __attribute__((noreturn)) void usage(const char *why)
 	       " [--shard I/K] [--start ID] [--end ID] [--stop-mask MASK] [--max-hangs H]"
 	       " [--timeout-ms T] [--bare]\n"
 	       "       serve, sweep: [--cases-fd N] [--records-fd N] [--control-fd N]\n"
+	       "       serve: [--channel-fd N] (after the key on --cases-fd)\n"
 	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) "
 	       "[--observe-fd N]\n");
 	cf_exit(2);
@@ -98,11 +103,25 @@ static void read_key(void)
 }
 
 /* Every record leaves sealed with its place in the stream (records.h). */
+static void seal(void *rec, unsigned size)
+{
+	uint64_t s = cf_seal(seal_key, seal_seq++, rec, size);
+	__builtin_memcpy((uint8_t *)rec + size - sizeof(s), &s, sizeof(s));
+}
+
 static void emit(void *rec, unsigned size)
 {
-	uint64_t seal = cf_seal(seal_key, seal_seq++, rec, size);
-	__builtin_memcpy((uint8_t *)rec + size - sizeof(seal), &seal, sizeof(seal));
+	seal(rec, size);
 	cf_out(rec, size);
+}
+
+static void attach_channel(uint64_t fd)
+{
+	cf_serve_channel = cf_mmap_shared_fd((int)fd, sizeof(*cf_serve_channel));
+	if (!cf_serve_channel)
+		fail("--channel-fd: cannot map the channel block");
+	cf_close((int)fd); /* the mapping stays; a routine writing to every fd cannot reach it */
+	__atomic_store_n(&cf_serve_channel->magic, CF_CHANNEL_MAGIC, __ATOMIC_RELEASE);
 }
 
 static void attach_observer(uint64_t fd)
@@ -384,6 +403,51 @@ static void mode_serve(void)
 		fail("input ended inside a case record");
 }
 
+/* Wait until the channel's turn moves off `mine` (channel_abi.h): a few looks, then
+ * FUTEX_WAIT in slices (a wake that did not arrive costs a slice, not the run). */
+static uint32_t await_turn(uint32_t mine)
+{
+	struct cf_channel_shm *ch = cf_serve_channel;
+	uint32_t spin = ch->spin;
+	for (uint32_t looks = 0;; looks++) {
+		/* The DEAD bit is the driver's own business (a late SIGCHLD there may set it). */
+		uint32_t t = __atomic_load_n(&ch->turn, __ATOMIC_ACQUIRE);
+		if ((t & CF_TURN_MASK) != mine)
+			return t & CF_TURN_MASK;
+		if (looks < spin)
+			continue;
+		__atomic_store_n(&ch->exec_waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&ch->turn, __ATOMIC_ACQUIRE) == t)
+			cf_futex_wait(&ch->turn, t, 1000);
+		__atomic_store_n(&ch->exec_waiting, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/* serve --channel-fd: cases and results through the shared block, no system call per
+ * case unless a side sleeps. Ends when the driver kills the executor. */
+static __attribute__((noreturn)) void mode_serve_channel(void)
+{
+	struct cf_channel_shm *ch = cf_serve_channel;
+	uint32_t mine = 0;
+	for (;;) {
+		uint32_t t = await_turn(mine);
+		if (t != cf_turn_next(mine))
+			fail("--channel-fd: the turn word holds a value the driver never posts");
+		struct cf_case c;
+		struct cf_result r;
+		__builtin_memcpy(&c, &ch->c, sizeof(c));
+		run_case(&c, &r);
+		seal(&r, sizeof(r));
+		__builtin_memcpy(&ch->r, &r, sizeof(r));
+		mine = cf_turn_next(t);
+		__atomic_store_n(&ch->turn, mine, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&ch->driver_waiting, __ATOMIC_RELAXED))
+			cf_futex_wake(&ch->turn);
+	}
+}
+
 struct sweep_opts {
 	struct cf_sweep_cfg cfg;
 	uint64_t shard, shards, stop_mask, max_hangs;
@@ -488,7 +552,7 @@ int main(int argc, char **argv)
 		usage("no mode given");
 	const char *mode = argv[1];
 	uint64_t timeout_ms = CF_EXEC_TIMEOUT_MS_DEFAULT;
-	int64_t plugin_fd = -1, observe_fd = -1, control_fd = -1, records_fd = -1;
+	int64_t plugin_fd = -1, observe_fd = -1, control_fd = -1, records_fd = -1, channel_fd = -1;
 	int read_key_later = 0;
 	cases_fd = 0;
 	struct sweep_opts so = {0};
@@ -523,6 +587,8 @@ int main(int argc, char **argv)
 			cases_fd = (int)need_u64(o, v), i++, read_key_later = 1;
 		else if (cf_streq(o, "--records-fd"))
 			records_fd = (int64_t)need_u64(o, v), i++;
+		else if (cf_streq(o, "--channel-fd"))
+			channel_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--control-fd"))
 			control_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--start"))
@@ -562,9 +628,15 @@ int main(int argc, char **argv)
 		read_key();
 	if (cf_streq(mode, "serve")) {
 		setup((uint32_t)timeout_ms);
+		if (channel_fd >= 0) {
+			attach_channel((uint64_t)channel_fd);
+			mode_serve_channel();
+		}
 		mode_serve();
 		return 0;
 	}
+	if (channel_fd >= 0)
+		usage("--channel-fd is for serve");
 	if (cf_streq(mode, "sweep")) {
 		if (so.cfg.max_len == UINT64_MAX)
 			usage("sweep needs --max-len");

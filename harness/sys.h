@@ -36,6 +36,11 @@
 #define CF_NR_munmap 215
 #define CF_NR_mmap 222
 #define CF_NR_mprotect 226
+#if __riscv_xlen == 32
+#define CF_NR_futex 422 /* futex_time64: rv32 has no futex with a 32-bit time */
+#else
+#define CF_NR_futex 98
+#endif
 
 static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -106,6 +111,21 @@ static inline void *cf_mmap_shared_fd(int fd, size_t len)
 static inline int cf_munmap(void *addr, size_t len)
 {
 	return (int)cf_syscall3(CF_NR_munmap, addr, len, 0);
+}
+
+/* FUTEX_WAIT on a shared (not FUTEX_PRIVATE) word, so that another process waiting on the
+ * same page of a shared mapping meets it: sleeps while *word == val, at most ms
+ * milliseconds; 0, or -errno (-11 EAGAIN: the word had changed, -110 ETIMEDOUT, -4 EINTR). */
+static inline long cf_futex_wait(uint32_t *word, uint32_t val, uint32_t ms)
+{
+	int64_t ts[2] = {ms / 1000, (int64_t)(ms % 1000) * 1000000}; /* a 64-bit timespec */
+	return cf_syscall6(CF_NR_futex, (long)word, 0 /* FUTEX_WAIT */, (long)val, (long)ts, 0, 0);
+}
+
+/* FUTEX_WAKE: wakes the one waiter a handshake can have. */
+static inline long cf_futex_wake(uint32_t *word)
+{
+	return cf_syscall3(CF_NR_futex, word, 1 /* FUTEX_WAKE */, 1);
 }
 
 #else /* hosted: native unit tests */

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -77,6 +78,13 @@ enum expect { EXPECT_SOURCE, EXPECT_BEFORE };
 static bool check(const struct cf_case *c, const struct cf_observed *o, int64_t from, int64_t to,
 		  enum expect e, struct diff *d)
 {
+	/* Nearly every range matches: one memcmp of it first, far cheaper per byte than the
+	 * loop below (natively under ASan, one check of the range instead of one per byte). */
+	const uint8_t *want_at = o->before;
+	if (e == EXPECT_SOURCE) /* clear and memset expect a constant: no range to compare */
+		want_at = c->kind == CF_KIND_CLEAR || c->kind == CF_KIND_MEMSET ? NULL : o->src;
+	if (to <= from || (want_at && !memcmp(want_at + from, o->dst + from, (size_t)(to - from))))
+		return false;
 	bool bad = false;
 	for (int64_t i = from; i < to; i++) {
 		uint8_t want = e == EXPECT_SOURCE ? source_byte(c, o->src, i) : o->before[i];

@@ -154,3 +154,18 @@ def test_a_routine_that_kills_its_executor_leaves_no_core_file(tmp_path: Path) -
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "killed by SIGSEGV" in proc.stdout
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_fuzz_driver_takes_no_result_forged_in_its_shared_block(tmp_path: Path) -> None:
+    """The fuzz driver's block (COPYFUZZ_CHANNEL=shm, the default) is in the routine's
+    reach: this one posts a forged clean result for the running case there, turn word
+    and wake-up included, and waits for the driver to read it. The driver reads a record
+    without its channel's seal: a crash, never the routine's verdict. Re-run alone
+    through `serve` (pipes: no block to forge in) the routine only copies, after its load
+    of the executor's pointer, which the plugin reports as load-out-of-bounds."""
+    rc, report = fuzz(tmp_path, "libfuzzer", "CONFIG_HOSTILE_FORGE_CHANNEL")
+    found = [p.read_text() for p in (tmp_path / "findings").glob("driver-*.finding")]
+    assert rc == 1 and found and list(report["findings"]) == ["load-out-of-bounds"], report
+    for text in found:
+        assert "classes=crash\n" in text, text
+        assert "why=the executor's channel carried a record it did not seal (crash)\n" in text, text
