@@ -84,7 +84,8 @@ static bool check(const struct cf_case *c, const struct cf_observed *o, int64_t 
 	const uint8_t *want_at = o->before;
 	if (e == EXPECT_SOURCE) /* clear and memset expect a constant: no range to compare */
 		want_at = c->kind == CF_KIND_CLEAR || c->kind == CF_KIND_MEMSET ? NULL : o->src;
-	if (to <= from || (want_at && !__builtin_memcmp(want_at + from, o->dst + from, (size_t)(to - from))))
+	if (to <= from ||
+	    (want_at && !__builtin_memcmp(want_at + from, o->dst + from, (size_t)(to - from))))
 		return false;
 	bool bad = false;
 	for (int64_t i = from; i < to; i++) {
