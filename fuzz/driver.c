@@ -232,8 +232,9 @@ static void every_second(void)
  *                             across jobs, nothing to flush, kept if a driver is killed).
  * An input whose pairs are all claimed is counted and returns normally, so the engine
  * neither restarts (libFuzzer) nor sees a crash (AFL++); one with an unclaimed pair is
- * written to disk first, then claimed, then reported (abort). After the first sight of a
- * pair in a process, a repeat costs no system call.
+ * written to disk first, then claimed, then reported (abort; with COPYFUZZ_ON_FINDING=
+ * go-on it passes too, and the engine never stops). After the first sight of a pair in a
+ * process, a repeat costs no system call.
  */
 #define SEEN_MAX 256
 static struct seen_pair {
@@ -342,15 +343,16 @@ static uint32_t claim(uint32_t fresh, uint64_t pc)
 
 /* The finding to COPYFUZZ_FINDINGS/driver-<pid>-<time>.finding, whole (written aside,
  * synced, renamed); its path in path ("" without COPYFUZZ_FINDINGS or on failure). */
-static void write_finding(const struct cf_case *c, uint32_t errors, const char *why, char *path,
-			  size_t size)
+static void write_finding(const struct cf_case *c, uint32_t errors, const char *why,
+			  const uint8_t *data, size_t data_size, char *path, size_t size)
 {
+	static unsigned written; /* go-on writes several a second */
 	path[0] = 0;
 	if (!*cf_cfg.findings)
 		return;
 	char tmp[4200];
-	snprintf(path, size, "%s/driver-%d-%llu.finding", cf_cfg.findings, (int)getpid(),
-		 (unsigned long long)time(NULL));
+	snprintf(path, size, "%s/driver-%d-%llu-%u.finding", cf_cfg.findings, (int)getpid(),
+		 (unsigned long long)time(NULL), written++);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
@@ -361,7 +363,10 @@ static void write_finding(const struct cf_case *c, uint32_t errors, const char *
 	print_classes(f, errors);
 	fprintf(f, "\nspec=");
 	print_spec(f, c);
-	fprintf(f, "\nwhy=%s\n", why);
+	fprintf(f, "\nwhy=%s\ninput=", why);
+	for (size_t i = 0; i < data_size; i++)
+		fprintf(f, "%02x", data[i]);
+	fprintf(f, "\n");
 	int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
 	ok &= fclose(f) == 0;
 	if (!ok || rename(tmp, path) != 0) {
@@ -372,15 +377,16 @@ static void write_finding(const struct cf_case *c, uint32_t errors, const char *
 
 /* A finding: counted; if one of its (class, fault pc) pairs is new to the campaign, it
  * goes to disk first (COPYFUZZ_FINDINGS), is claimed, then goes to stderr, then abort()
- * so that the engine saves the input. Returns (the input passes) when every pair of it
- * was claimed already. */
-static void report(const struct cf_case *c, uint32_t errors, uint64_t pc, const char *why)
+ * so that the engine saves the input (go-on: the file on disk is all, and the input
+ * passes). Returns (the input passes) when every pair of it was claimed already. */
+static void report(const struct cf_case *c, const uint8_t *data, size_t size, uint32_t errors,
+		   uint64_t pc, const char *why)
 {
 	uint32_t fresh = count_and_filter(errors, pc);
 	if (!fresh)
 		return;
 	char path[4096];
-	write_finding(c, errors, why, path, sizeof path);
+	write_finding(c, errors, why, data, size, path, sizeof path);
 	if (!claim(fresh, pc)) { /* another driver claimed them in between */
 		if (path[0])
 			unlink(path);
@@ -391,6 +397,8 @@ static void report(const struct cf_case *c, uint32_t errors, uint64_t pc, const 
 	fprintf(stderr, " (%s)\n==copyfuzz== case: ", why);
 	print_spec(stderr, c);
 	fprintf(stderr, "\n");
+	if (cf_cfg.go_on)
+		return;
 	write_snapshot(); /* after the finding: the coverage up to it is worth keeping too */
 	abort();
 }
@@ -412,7 +420,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char why[160];
 		cf_channel_describe(st, cf_channel_stop(), why, sizeof why);
 		cf_channel_start(); /* for the engine's next input, after this one is saved */
-		report(&c, st == CF_CHANNEL_HUNG ? CF_HANG : CF_CRASH, 0, why);
+		report(&c, data, size, st == CF_CHANNEL_HUNG ? CF_HANG : CF_CRASH, 0, why);
 		return 0; /* a repeat: counted */
 	}
 	if (cf_pshm) {
@@ -441,12 +449,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t plugin_only = CF_LOAD_OUT_OF_BOUNDS | CF_ALIGNED_OVERREAD | CF_STORE_OUT_OF_BOUNDS;
 	uint64_t pc = r.faults ? r.fault_pc : 0; /* the finding's key, with its classes */
 	if ((mine.classes & ~r.classes) || ((r.classes & ~mine.classes) & ~plugin_only)) {
-		report(&c, mine.classes ^ r.classes, pc,
+		report(&c, data, size, mine.classes ^ r.classes, pc,
 		       "the native oracle and the executor's disagree");
 		return 0;
 	}
 	uint32_t errors = (mine.classes | r.classes) & cf_profile_errors(c.profile);
 	if (errors)
-		report(&c, errors, pc, "oracle");
+		report(&c, data, size, errors, pc, "oracle");
 	return 0;
 }

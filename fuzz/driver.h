@@ -36,6 +36,7 @@ struct cf_driver_cfg {
 	const char *loader, *libdir; /* the bundled qemu's own ld.so and libraries, else NULL */
 	const char *kind_name, *profile_name; /* as given (or bundled) */
 	int print_case;
+	int go_on; /* COPYFUZZ_ON_FINDING=go-on: a finding is written, not aborted on */
 	uint16_t kind, profile;
 	uint64_t max_len, timeout_ms;
 };

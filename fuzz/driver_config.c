@@ -133,6 +133,14 @@ void cf_config_load(const char *argv0)
 	cf_cfg.coverage = cf_env(CF_ENV_COVERAGE);
 	cf_cfg.seen = cf_env(CF_ENV_SEEN);
 	cf_cfg.print_case = cf_env_given(CF_ENV_PRINT_CASE);
+	const char *on_finding = cf_env(CF_ENV_ON_FINDING);
+	if (strcmp(on_finding, "abort") && strcmp(on_finding, "go-on"))
+		cf_die("COPYFUZZ_ON_FINDING is abort or go-on");
+	cf_cfg.go_on = !strcmp(on_finding, "go-on");
+	/* go-on keeps no engine artifact: without both directories a finding would be lost,
+	 * or written again for every input that shows it */
+	if (cf_cfg.go_on && (!*cf_cfg.findings || !*cf_cfg.seen))
+		cf_die("COPYFUZZ_ON_FINDING=go-on needs COPYFUZZ_FINDINGS and COPYFUZZ_SEEN");
 	cf_cfg.max_len = strtoull(cf_env(CF_ENV_MAX_LEN), NULL, 0);
 	if (cf_cfg.max_len > CF_MAX_LEN)
 		cf_cfg.max_len = CF_MAX_LEN;

@@ -112,12 +112,17 @@ def test_replay_of_the_regressions_reproduces(mutant_campaign) -> None:
     assert "riscv/mutants/wrong-shift" in proc.stdout and "wrong-data" in proc.stdout
 
 
-def test_repro_of_a_libfuzzer_artifact(mutant_campaign) -> None:
+def test_repro_of_a_libfuzzer_finding_and_of_its_raw_input(mutant_campaign) -> None:
     _, tmp = mutant_campaign
-    artifact = sorted((tmp / "findings").glob("crash-*"))[0]
-    proc = run_cli("repro", str(artifact), "--routine", "riscv/mutants/wrong-shift")
-    assert proc.returncode == 1 and "wrong-data" in proc.stdout, proc.stdout + proc.stderr
-    without = run_cli("repro", str(artifact))
+    finding = sorted((tmp / "findings").glob("driver-*.finding"))[0]
+    fields = dict(line.partition("=")[::2] for line in finding.read_text().splitlines())
+    raw = tmp / "raw-input"
+    raw.write_bytes(bytes.fromhex(fields["input"]))  # the bytes libFuzzer gave the driver
+    for artifact in (finding, raw):
+        proc = run_cli("repro", str(artifact), "--routine", "riscv/mutants/wrong-shift")
+        assert proc.returncode == 1 and "wrong-data" in proc.stdout, proc.stdout + proc.stderr
+        assert f"wrong-shift:{fields['spec']}" in proc.stdout, proc.stdout  # the same case
+    without = run_cli("repro", str(raw))
     assert without.returncode == 2 and "--routine" in without.stderr
 
 

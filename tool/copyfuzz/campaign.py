@@ -158,6 +158,7 @@ class Campaign:
     seeded: int = 0
     found: list[CampaignFinding] = field(default_factory=list)
     not_reproduced: list[str] = field(default_factory=list)  # artifacts the engine alone reported
+    unreproduced_specs: set[str] = field(default_factory=set)  # their cases (format_spec)
     audit: Audit | None = None
     coverage: Coverage | None = None
     run: RunDir | None = None
@@ -256,6 +257,7 @@ class Campaign:
         found = triage(self.root, self.routine, self.profile, self.regressions, self.engine, candidates,
                        str(kept or ""), pick)
         if found is None:
+            self.unreproduced_specs |= {format_spec(s) for s in candidates}
             if kept is not None:
                 self.not_reproduced.append(str(kept))
                 if not self.as_json:
@@ -272,12 +274,14 @@ class Campaign:
     def spec_of(self, case: records.Case) -> Spec:
         return from_case(self.routine.name, case)
 
-    def take_driver_findings(self, source: Path) -> None:
+    def take_driver_findings(self, source: Path, alone: bool = False) -> None:
         """The drivers' .finding files out of source into the findings directory; a finding
         whose (class, fault pc) no triaged artifact holds is triaged from its spec line. A
         driver writes that file before it claims a pair, so a claimed pair is never lost
         for want of an engine artifact (afl-fuzz's dry run skips a crashing seed unsaved;
-        a driver killed between its claim and its abort saves nothing)."""
+        a driver killed between its claim and its abort saves nothing). alone: the files
+        are the only report (COPYFUZZ_ON_FINDING=go-on), so one that does not reproduce is
+        reported as the engine's artifact would be."""
         kept = [keep_artifact(self.findings_dir, p) for p in sorted(source.glob("driver-*.finding"))]
         specs: list[tuple[Path, Spec]] = []
         for path in kept:
@@ -292,7 +296,9 @@ class Campaign:
         for (path, spec), result in zip(specs, run_specs(self.root, self.routine, self.profile,
                                                          [s for _, s in specs])):
             key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
-            if key is not None and key not in covered:
+            if key is None and alone and format_spec(spec) not in self.unreproduced_specs:
+                self.triage([spec], path, move=False)
+            elif key is not None and key not in covered:
                 found = self.triage([spec], path, move=False)
                 if found is not None:
                     covered |= {(cls, known.address_of_described(found.fault_pc)) for cls in found.classes}

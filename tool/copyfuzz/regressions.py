@@ -68,7 +68,7 @@ def spec_lines(text: str) -> list[tuple[str | None, str]] | None:
     out: list[tuple[str | None, str]] = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or line.startswith("#") or line.startswith(("classes=", "why=")):
+        if not line or line.startswith("#") or line.startswith(("classes=", "why=", "input=")):
             continue
         m = SPEC_LINE.match(line)
         if not m:

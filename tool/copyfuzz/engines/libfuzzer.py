@@ -1,15 +1,18 @@
 """libFuzzer: rounds of the native driver on the corpus until the time is used up.
 
-libFuzzer stops at its first crash, so a campaign is a series of rounds on the same
-corpus. The drivers abort only on a (class, fault pc) new to the campaign (COPYFUZZ_SEEN,
-the run directory's seen/): a repeat is counted and the input passes, so a round ends
-once per unique finding, not once per failing input. After a round each artifact is
-decoded (fuzzinput) and handed to the shared triage path, which shrinks the case
-(libFuzzer's -minimize_crash shrinks bytes, not the case). With --jobs N, N workers run
-up to N + EXTRA_JOBS jobs: a worker whose job found something starts another, and the
-round is stopped at its deadline. libFuzzer writes new inputs into the
-run's staging directory (it deletes inputs it reduces, and SIGKILL can cut a write
-short) and reads it with the corpus; the tool moves each whole input into the corpus.
+The drivers never stop libFuzzer for a finding (COPYFUZZ_ON_FINDING=go-on): one whose
+(class, fault pc) is new to the campaign is written to the run directory (a .finding
+file with its case and input) and claimed in seen/; every input showing a claimed pair is
+counted, and all of them pass. While the round runs, a thread takes those files and
+hands each to the shared triage path (Campaign.take_driver_findings), which shrinks the
+case on the other CPU: a routine full of bugs is fuzzed at the speed of a clean one, with
+no restart and no re-run of the corpus per finding. A round still ends at anything else
+libFuzzer stops for (a crash of the driver itself, an out-of-memory): its artifact is
+decoded (fuzzinput) and triaged, and the next round goes on with the same corpus. With
+--jobs N, N workers run up to N + EXTRA_JOBS jobs, and the round is stopped at its
+deadline. libFuzzer writes new inputs into the run's staging directory (it deletes
+inputs it reduces, and SIGKILL can cut a write short) and reads it with the corpus; the
+tool moves each whole input into the corpus.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
-from .. import corpus, fuzzinput, paths, procs
+from .. import corpus, envs, fuzzinput, paths, procs
 from ..campaign import Campaign, clear_status, dead_runs, status_line
 from ..errors import CopyfuzzError
 
@@ -32,6 +36,7 @@ EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per unique fi
 STOP_GRACE_S = 1  # a --jobs round past its time: the jobs started after a finding run on
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
 STAGING_COPY_S = 2.0  # how often a running round's new inputs are copied into the corpus
+TAKE_EVERY_S = 0.25  # how often a running round's findings are taken and triaged
 
 _STATUS = re.compile(r"^#(\d+)\s+\w+.*exec/s: (\d+)")
 _FT = re.compile(r"\bft: (\d+)")
@@ -76,10 +81,48 @@ class Status:
             clear_status()
 
 
+class FindingTaker:
+    """The drivers' .finding files of a running round, taken and triaged as they come (a
+    thread); at --until's class, the round is stopped."""
+
+    def __init__(self, c: Campaign, source: Path, stop_round: Callable[[], None]) -> None:
+        self.c, self.source, self.stop_round = c, source, stop_round
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self.loop, name="finding-taker", daemon=True)
+        self.thread.start()
+
+    def loop(self) -> None:
+        while not self.done.wait(TAKE_EVERY_S):
+            if not self.take():
+                return
+
+    def take(self) -> bool:
+        """False: stop taking (an error, kept for the caller, or --until met)."""
+        try:
+            self.c.take_driver_findings(self.source, alone=True)
+        except BaseException as e:  # noqa: BLE001 - raised again in the campaign's thread
+            self.error = e
+            self.stop_round()
+            return False
+        if self.c.until_met:
+            self.stop_round()
+            return False
+        return True
+
+    def finish(self) -> None:
+        """Stops the thread; what it could not take is taken after the round, and its error
+        is raised here."""
+        self.done.set()
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
                status: Status) -> tuple[int | None, list[str]]:
-    """One libFuzzer run on the corpus; its exit status (None: stopped at its deadline)
-    and output tail."""
+    """One libFuzzer run on the corpus; its exit status (None: stopped at its deadline, or
+    at --until's class) and output tail."""
     assert c.run is not None
     run = c.run
     argv = [str(paths.libfuzzer_target(c.root)), f"-max_total_time={seconds}", f"-seed={c.seed + c.rounds}",
@@ -93,15 +136,16 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
                        stderr=subprocess.PIPE, text=True, errors="replace", new_session=jobs > 1)
     timer = None
     stopped = threading.Event()
-    if jobs > 1:  # a job started after a finding has the whole round's -max_total_time
 
-        def at_deadline() -> None:
-            stopped.set()
-            procs.stop(proc, grace_s=2)
+    def stop_round() -> None:
+        stopped.set()
+        procs.stop(proc, grace_s=2)
 
-        timer = threading.Timer(seconds + STOP_GRACE_S, at_deadline)
+    if jobs > 1:  # a job started after another ended has the whole round's -max_total_time
+        timer = threading.Timer(seconds + STOP_GRACE_S, stop_round)
         timer.daemon = True
         timer.start()
+    taker = FindingTaker(c, run.path, stop_round)
     try:
         assert proc.stderr is not None
         copied_at = time.monotonic()
@@ -112,12 +156,14 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
                 copied_at = time.monotonic()
         proc.wait()
     finally:
+        taker.done.set()
         if timer is not None:
             timer.cancel()
         if proc.poll() is None:  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
             procs.stop(proc)
         if jobs > 1:
             procs.kill_group(proc)  # workers of a parent that ended
+    taker.finish()
     if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
         total = 0
         for log in run.logs.glob("fuzz-*.log"):
@@ -150,14 +196,14 @@ def adopt_dead_runs(c: Campaign) -> None:
         corpus.take_whole(c.corpus, dead / "staging", remove=True)
         for artifact in sorted(p for p in dead.iterdir() if p.is_file() and p.name.startswith(PREFIXES)):
             handle(c, artifact)
-        c.take_driver_findings(dead)
+        c.take_driver_findings(dead, alone=True)
         c.adopt_seen(dead / "seen")
         shutil.rmtree(dead, ignore_errors=True)
 
 
 def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, total_s: int) -> None:
     assert c.run is not None
-    env = c.campaign_env()
+    env = envs.driver_env(c.campaign_env(), on_finding="go-on")
     adopt_dead_runs(c)
     stopped_by: set[str] = set()  # digests of artifacts that ended a round
     while not c.until_met:
@@ -172,6 +218,7 @@ def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, tot
             corpus.take_whole(c.corpus, c.run.staging, remove=True)
         c.rounds += 1
         c.executions += status.execs
+        c.take_driver_findings(c.run.path, alone=True)  # what the round's taker had not taken yet
         artifacts = sorted((p for p in c.run.path.iterdir() if p.is_file() and p.name.startswith(PREFIXES)),
                            key=lambda p: p.stat().st_mtime_ns)
         if not artifacts:
@@ -188,7 +235,6 @@ def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, tot
             # directory): end the campaign rather than loop.
             stuck |= handle(c, artifact) and digest in stopped_by
             stopped_by.add(digest)
-        c.take_driver_findings(c.run.path)
         if stuck:
             print(f"copyfuzz: an input fails again although its finding was claimed in {c.run.seen}: "
                   f"libFuzzer cannot get past it, so the campaign ends here", file=sys.stderr)
