@@ -9,7 +9,8 @@ fault inside the copy) against riscv/copy_user_bytewise. Each run fuzzes every (
 routine) for --seconds from an empty corpus, clean and buggy back to back, in an order
 rotated from run to run; the rate is the campaign's own (--json: executions / elapsed, so
 the dense routine pays for its rounds, triage and shrinking). The table gives the median
-of --runs and the ratio buggy / clean.
+of --runs, the ratio buggy / clean of those medians, and the median of the per-run ratios
+(run k fuzzes both routines with seed k, so each run is a pair).
 
 A campaign's rate also depends on the inputs the engine comes to prefer on each routine
 (long copies cost more), so --replay K measures the driver alone on the same K random
@@ -122,17 +123,21 @@ def main() -> None:
         b = statistics.median(r["exec_per_s"] for r in results[(engine, buggy)])
         c = statistics.median(r["exec_per_s"] for r in results[(engine, clean)])
         share = statistics.median(r["count"] / max(1, r["executions"]) for r in results[(engine, buggy)])
+        # run k of both routines had seed k: the ratio of each such pair, then their median
+        paired = statistics.median(rb["exec_per_s"] / rc["exec_per_s"] if rc["exec_per_s"] else 0.0
+                                   for rb, rc in zip(results[(engine, buggy)], results[(engine, clean)]))
         rows.append({"engine": engine, "buggy": buggy, "clean": clean, "buggy_exec_per_s": b, "clean_exec_per_s": c,
-                     "ratio": b / c if c else 0.0, "finding_share": share,
+                     "ratio": b / c if c else 0.0, "paired_ratio": paired, "finding_share": share,
                      "runs": {k: [r["exec_per_s"] for r in results[(engine, k)]] for k in (buggy, clean)}})
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print("| engine | buggy routine | exec/s | clean routine | exec/s | ratio | inputs that are findings |")
-    print("|---|---|---|---|---|---|---|")
+    print("| engine | buggy routine | exec/s | clean routine | exec/s | ratio | ratio per seed, median "
+          "| inputs that are findings |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['engine']} | {r['buggy']} | {r['buggy_exec_per_s']:,.0f} | {r['clean']} | "
-              f"{r['clean_exec_per_s']:,.0f} | {r['ratio']:.0%} | {r['finding_share']:.0%} |")
+              f"{r['clean_exec_per_s']:,.0f} | {r['ratio']:.0%} | {r['paired_ratio']:.0%} | {r['finding_share']:.0%} |")
 
 
 if __name__ == "__main__":

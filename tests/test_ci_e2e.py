@@ -180,7 +180,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     on after the finding. AFL++ instances are named after host 'b'. --until ends the
     mutant's runs at their finding; the correct routine's run their --time."""
     tmp = tmp_path_factory.mktemp("campaign")
-    proc = ci("campaign.sh", "--routines", f"{MUTANT},{CLEAN}", "--engines", "libfuzzer,afl", "--time", budget(8),
+    proc = ci("campaign.sh", "--routines", f"{MUTANT},{CLEAN}", "--engines", "libfuzzer,afl", "--time", budget(4),
               "--until", "wrong-data", "--seed", "1", "--artifacts", tmp / "art", "--corpus-cache", tmp / "cache",
               "--afl-host", "b")
     return proc, tmp
@@ -223,7 +223,7 @@ def test_campaign_green_resumes_the_corpus_cache(campaign) -> None:
     cache = tmp / "cache" / STEM[CLEAN]
     before = sum(1 for _ in cache.iterdir())
     art = tmp / "green"
-    proc = ci("campaign.sh", "--routines", CLEAN, "--engines", "libfuzzer", "--time", budget(5),
+    proc = ci("campaign.sh", "--routines", CLEAN, "--engines", "libfuzzer", "--time", budget(3),
               "--corpus-cache", tmp / "cache", "--artifacts", art, "--junit", tmp / "green.xml")
     assert proc.returncode == 0, show(proc)
     (tc,) = junit(tmp / "green.xml").values()
@@ -384,7 +384,7 @@ def test_afl_sync_brings_another_hosts_queue_that_afl_imports(campaign, tmp_path
     again = ci("afl-sync.sh", "--host", "a", a_out, b_out)
     assert again.returncode == 0 and "afl-sync: 0 new inputs" in again.stdout, show(again)
 
-    run = run_cli("fuzz", CLEAN, "--engine", "afl", "--afl-host", "a", "--time", budget(5), "--json",
+    run = run_cli("fuzz", CLEAN, "--engine", "afl", "--afl-host", "a", "--time", budget(4), "--json",
                   "--findings", str(a_findings), "--corpus", str(tmp_path / "corpus"),
                   "--regressions", str(tmp_path / "regressions"), timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -128,7 +128,7 @@ def test_repro_of_a_libfuzzer_finding_and_of_its_raw_input(mutant_campaign) -> N
 
 def test_fuzz_of_a_correct_routine_is_clean_and_grows_a_corpus(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    proc = run_cli("fuzz", "riscv/copy_user", "--time", budget(10), "--jobs", "2", "--corpus", str(corpus),
+    proc = run_cli("fuzz", "riscv/copy_user", "--time", budget(5), "--jobs", "2", "--corpus", str(corpus),
                    "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "reg"),
                    "--json", timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]

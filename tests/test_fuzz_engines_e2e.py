@@ -47,7 +47,7 @@ def check_regression(tmp: Path, engine: str) -> None:
 def test_afl_finds_the_mutant_and_saves_a_regression(tmp_path: Path) -> None:
     assert shutil.which("afl-fuzz"), "afl-fuzz is missing"
     # no --until here: both instances must run long enough to be counted
-    proc = campaign(tmp_path, MUTANT, "afl", 10, "--jobs", "2", "--json", until=False)
+    proc = campaign(tmp_path, MUTANT, "afl", 6, "--jobs", "2", "--json", until=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     rep = json.loads(proc.stdout)
     assert "wrong-data" in rep["findings"]
@@ -83,7 +83,7 @@ def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:
 
 
 def test_hypothesis_on_a_correct_routine_is_clean(tmp_path: Path) -> None:
-    proc = campaign(tmp_path, "riscv/copy_user", "hypothesis", 5)
+    proc = campaign(tmp_path, "riscv/copy_user", "hypothesis", 3)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "findings: none" in proc.stdout
     assert not (tmp_path / "regressions").exists() or not any((tmp_path / "regressions").iterdir())

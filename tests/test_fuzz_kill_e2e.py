@@ -127,7 +127,7 @@ def test_killing_a_libfuzzer_campaign_keeps_its_finding_and_the_rerun_resumes(tm
               if hashlib.sha1(data).hexdigest() == name}
     # the same command again: the killed run's findings are triaged first (saved as
     # regressions), and the corpus is resumed (only ever added to)
-    again = run_cli(*args(tmp_path, MUTANT, "libfuzzer", 8), "--json", timeout=300)
+    again = run_cli(*args(tmp_path, MUTANT, "libfuzzer", 4), "--json", timeout=300)
     assert again.returncode == 1, again.stdout + again.stderr[-2000:]
     rep = json.loads(again.stdout)
     assert rep["corpus_size"] >= len(corpus) and len(corpus) + len(staged) > 0
@@ -147,7 +147,7 @@ def test_killing_a_clean_campaign_midway_and_resuming(tmp_path: Path) -> None:
     wait_for(lambda: len(files(tmp_path / "corpus")) >= 20, 120, proc)
     kill_campaign(proc)
     corpus = files(tmp_path / "corpus")
-    again = run_cli(*args(tmp_path, "riscv/copy_user", "libfuzzer", 5), "--json", timeout=300)
+    again = run_cli(*args(tmp_path, "riscv/copy_user", "libfuzzer", 3), "--json", timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr[-2000:]
     rep = json.loads(again.stdout)
     assert rep["corpus_size"] >= len(corpus) and not rep["finds"]
@@ -160,7 +160,7 @@ def test_killing_an_afl_campaign_and_resuming_from_its_queue(tmp_path: Path) -> 
     wait_for(lambda: len(list(queue.glob("id:*"))) >= 5, 120, proc)
     kill_campaign(proc)
     kept = {p.name for p in queue.glob("id:*")}
-    again = run_cli(*args(tmp_path, "riscv/copy_user", "afl", 8), "--json", timeout=300)
+    again = run_cli(*args(tmp_path, "riscv/copy_user", "afl", 5), "--json", timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     log = (tmp_path / "findings/.logs/afl-default.log").read_text(errors="replace")
     assert "resum" in log.lower(), log[-2000:]  # afl-fuzz -i - : the queue is its input

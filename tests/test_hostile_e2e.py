@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, budget, run_cli
 from copyfuzz import plan
 from copyfuzz.spec import format_spec, from_case
 
@@ -124,7 +124,7 @@ def test_junk_on_stdout_and_stderr_changes_nothing(tmp_path: Path) -> None:
 
 def fuzz(tmp_path: Path, engine: str, *defines: str) -> tuple[int, dict[str, Any]]:
     proc = run_cli("fuzz", "--file", HOSTILE, "--symbol", "hostile_copy", *[f"-D{d}" for d in defines],
-                   "--engine", engine, "--time", "5", "--json", "--corpus", str(tmp_path / "corpus"),
+                   "--engine", engine, "--time", budget(3), "--json", "--corpus", str(tmp_path / "corpus"),
                    "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "regressions"))
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)

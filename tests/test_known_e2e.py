@@ -233,7 +233,7 @@ def test_ci_scripts_take_known_and_write_known(tmp_path: Path) -> None:
     accepted = star_baseline(tmp_path / "accepted.txt", FULL_SIZE, FULL_SIZE_CLASSES)
     art = tmp_path / "art"
     written = tmp_path / "out" / "found.txt"
-    proc = ci("campaign.sh", "--routines", FULL_SIZE, "--engines", "libfuzzer", "--time", budget(5), "--seed", "1",
+    proc = ci("campaign.sh", "--routines", FULL_SIZE, "--engines", "libfuzzer", "--time", budget(3), "--seed", "1",
               "--artifacts", art, "--known", accepted, "--write-known", written)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     skipped = next(ET.parse(art / "junit.xml").getroot().iter("testcase")).find("skipped")

@@ -230,7 +230,7 @@ class Campaign:
 
     def campaign_env(self) -> dict[str, str]:
         """The drivers' environment for the campaign itself: the run directory's findings,
-        coverage and seen/ (so a (class, fault pc) stops the engine once)."""
+        coverage and seen/ (so a (class, fault pc) is reported once)."""
         assert self.run is not None
         return self.driver_env(self.run.path.resolve(), self.run.coverage.resolve(), self.run.seen.resolve())
 
