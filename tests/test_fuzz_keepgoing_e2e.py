@@ -1,8 +1,8 @@
 """End to end: campaigns keep going after a finding (issue 15 points 1-3).
 
 A (class, fault pc) is reported once (the driver claims it in COPYFUZZ_SEEN; libFuzzer
-goes on at once, AFL++ sees one crash); later inputs showing it are counted and pass, so a routine full of bugs is fuzzed at full
-speed. Each unique finding is listed once with its count, first time and smallest
+goes on at once, AFL++ sees one crash); later inputs showing it are counted and pass, so
+a routine full of bugs is fuzzed at full speed. Each unique finding is listed once with its count, first time and smallest
 reproducer, and that reproducer is shrunk (triage.shrink) to no larger than the
 exhaustive sweep's first case of the same class and fault pc.
 
