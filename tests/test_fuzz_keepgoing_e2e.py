@@ -2,9 +2,10 @@
 
 A (class, fault pc) is reported once (the driver claims it in COPYFUZZ_SEEN; libFuzzer
 goes on at once, AFL++ sees one crash); later inputs showing it are counted and pass, so
-a routine full of bugs is fuzzed at full speed. Each unique finding is listed once with its count, first time and smallest
-reproducer, and that reproducer is shrunk (triage.shrink) to no larger than the
-exhaustive sweep's first case of the same class and fault pc.
+a routine full of bugs is fuzzed at full speed. Each unique finding is listed once with
+its count, first time and smallest reproducer, and that reproducer is shrunk
+(triage.shrink) to no larger than the exhaustive sweep's first case of the same class
+and fault pc.
 
 Fixtures: the mutants tail-extra-byte (one byte stored past the end on nearly every case
 with n > 0: store-out-of-bounds without a fault) and fixup-full-size (a bytewise copy
