@@ -181,12 +181,15 @@ test-c: $(O)/host/test_ref
 # TEST_JOBS pytest-xdist workers; --dist loadscope keeps each module (and each chain of docs
 # pages, a class) on one worker, so its module fixtures run once; the scopes go out in the
 # order tests/conftest.py gives them (longest first), not by their number of tests.
-# One by default: with two, the libFuzzer -jobs test starves the other worker for two
-# minutes and fails (docs/perf.md, "Two workers").
-TEST_JOBS ?= 1
+# Then the tests marked `alone` (pytest.ini), one at a time with nothing beside them
+# (docs/perf.md, "Two workers").
+TEST_JOBS ?= 2
 test-py: all
-	$(Q)$(PYTHON) -m pytest -q -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	$(Q)$(PYTHON) -m pytest -q -m "not alone" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
+	  $(PYTHON) -m pytest -q -m alone; rc2=$$?; \
+	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no tests marked alone" >&2; rc2=1; fi; \
+	  [ $$rc -eq 0 ] && exit $$rc2; exit $$rc
 
 deps:
 	$(Q)sh scripts/deps.sh

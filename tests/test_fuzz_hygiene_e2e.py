@@ -226,6 +226,10 @@ def test_afl_children_neither_hold_the_cpu_claim_nor_outlive_afl_fuzz(tmp_path: 
     assert_all_gone([p.pid for p in below])
 
 
+# Two pinned workers on this 2-CPU machine, beside the other pytest worker's builds: the
+# kernel starved its own work for up to two minutes (dmesg: workqueue lockup) and the
+# workers missed the watched process's end until -max_total_time (docs/perf.md).
+@pytest.mark.alone
 def test_drivers_stop_when_the_process_they_work_for_ends(tmp_path: Path, started: list[int]) -> None:
     """COPYFUZZ_WATCH_PID: libFuzzer's -jobs workers are children of a shell, which no
     parent-death signal reaches; they stop within seconds of the watched process."""
