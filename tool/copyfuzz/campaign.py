@@ -159,6 +159,7 @@ class Campaign:
     found: list[CampaignFinding] = field(default_factory=list)
     not_reproduced: list[str] = field(default_factory=list)  # artifacts the engine alone reported
     unreproduced_specs: set[str] = field(default_factory=set)  # their cases (format_spec)
+    untriaged: list[str] = field(default_factory=list)  # finding files kept, not triaged: --until was met
     audit: Audit | None = None
     coverage: Coverage | None = None
     run: RunDir | None = None
@@ -283,6 +284,9 @@ class Campaign:
         are the only report (COPYFUZZ_ON_FINDING=go-on), so one that does not reproduce is
         reported as the engine's artifact would be."""
         kept = [keep_artifact(self.findings_dir, p) for p in sorted(source.glob("driver-*.finding"))]
+        if self.until_met:  # --until has what it asked for: the rest is kept, not triaged
+            self.untriaged += [str(p) for p in kept]
+            return
         specs: list[tuple[Path, Spec]] = []
         for path in kept:
             fields = dict(line.partition("=")[::2] for line in path.read_text(errors="replace").splitlines())
@@ -296,7 +300,9 @@ class Campaign:
         for (path, spec), result in zip(specs, run_specs(self.root, self.routine, self.profile,
                                                          [s for _, s in specs])):
             key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
-            if key is None and alone and format_spec(spec) not in self.unreproduced_specs:
+            if self.until_met:
+                self.untriaged.append(str(path))
+            elif key is None and alone and format_spec(spec) not in self.unreproduced_specs:
                 self.triage([spec], path, move=False)
             elif key is not None and key not in covered:
                 found = self.triage([spec], path, move=False)
@@ -439,7 +445,7 @@ def report(c: Campaign) -> None:
             "unique": [u.to_json() for u in unique],
             "known": c.baseline.to_json() if c.baseline is not None else None,
             "not_reproduced": c.not_reproduced,
-            "until": sorted(c.until), "until_met": c.until_met,
+            "until": sorted(c.until), "until_met": c.until_met, "untriaged": c.untriaged,
         }, indent=2))
         return
     console = stdout_console()
@@ -450,6 +456,9 @@ def report(c: Campaign) -> None:
         emit(console, f"  coverage: {c.coverage.line()}")
     for artifact in c.not_reproduced:
         emit(console, f"  [yellow]not reproduced[/]: {artifact} (the engine's word alone; not a finding)")
+    if c.untriaged:
+        emit(console, f"  {len(c.untriaged)} more finding file{'s' * (len(c.untriaged) != 1)} kept under "
+                      f"{c.findings_dir}, not triaged (--until was met)")
     if not c.found:
         emit(console, "  findings: none")
         return
