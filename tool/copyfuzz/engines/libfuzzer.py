@@ -110,11 +110,13 @@ class FindingTaker:
             return False
         return True
 
-    def finish(self) -> None:
-        """Stops the thread; what it could not take is taken after the round, and its error
-        is raised here."""
+    def stop(self) -> None:
+        """Ends the thread once its current triage is done (what it did not take is taken
+        after the round)."""
         self.done.set()
         self.thread.join()
+
+    def raise_error(self) -> None:
         if self.error is not None:
             raise self.error
 
@@ -156,14 +158,14 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
                 copied_at = time.monotonic()
         proc.wait()
     finally:
-        taker.done.set()
+        taker.stop()  # before the round's processes go: an interrupt waits for its triage
         if timer is not None:
             timer.cancel()
         if proc.poll() is None:  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
             procs.stop(proc)
         if jobs > 1:
             procs.kill_group(proc)  # workers of a parent that ended
-    taker.finish()
+    taker.raise_error()
     if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
         total = 0
         for log in run.logs.glob("fuzz-*.log"):
