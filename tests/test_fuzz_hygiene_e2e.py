@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 import pytest
 from conftest import ROOT, TOOL
 from copyfuzz import envs, paths
-from leftovers import Proc, alive, descendants, descendants_by_stat, read_proc, wait_gone
+from leftovers import Proc, alive, descendants, descendants_by_stat, read_proc, stat_of, wait_gone
 
 pytestmark = pytest.mark.e2e
 
@@ -152,6 +152,9 @@ def test_a_cpu_claimed_by_a_stopped_driver_is_taken_over(tmp_path: Path, started
     assert (os.sched_getaffinity(a.pid), claimant(locks, first)) == ({first}, a.pid)
     assert (os.sched_getaffinity(b.pid), claimant(locks, second)) == ({second}, b.pid)
     os.kill(a.pid, signal.SIGSTOP)  # holds its flock for ever, and runs nothing
+    # stopped once /proc says so: a signal is taken when the process next runs, which on a
+    # busy machine can be after c has looked (c would find no CPU free and stay unpinned)
+    wait_for(lambda: (st := stat_of(a.pid)) is not None and st[2] in "Tt", 30)
     c = blocked_driver(tmp_path, locks, {first, second}, started)
     assert (os.sched_getaffinity(c.pid), claimant(locks, first)) == ({first}, c.pid)
     # c's claim is now the truth: b's CPU and c's are both taken
