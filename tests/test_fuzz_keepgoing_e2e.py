@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, budget, run_cli
-from copyfuzz import envs, paths, routines
+from copyfuzz import envs, paths, records, routines
 from copyfuzz.known import key_text, pc_of_described
 from copyfuzz.spec import parse_spec_line
 from copyfuzz.triage import describe_fault_pc, fault_pc_of, neighbours, run_one, serving, shrink, sweep_order
@@ -223,3 +223,23 @@ def test_shrink_ends_where_no_smaller_neighbour_shows_it() -> None:
             if sweep_order(cand, r.xlen) < sweep_order(small, r.xlen):
                 res = server.run(cand.to_case("exact", i + 2))
                 assert not ("no-progress" in res.error_list and fault_pc_of(res) == pc), (small, cand)
+
+
+def test_shrink_runs_no_case_twice() -> None:
+    """A case's result does not change, so a candidate that failed one step is not run
+    again in the next, where the neighbours of the new case overlap the old one's."""
+    name = "riscv/mutants/wrong-shift"
+    r = routine(name)
+    start = parse_spec_line(f"{name}:n=1128,src_off=4011,src_fault=85,dst_off=0", r)
+    with serving(ROOT, r) as server:
+        result = run_one(server, "exact", start, 1)
+        seen: list[tuple[int, ...]] = []
+        run = server.run
+
+        def counting(case: records.Case) -> records.Result:
+            seen.append((case.n, case.src_off, case.src_fault, case.dst_off, case.dst_fault, case.fill, case.disp))
+            return run(case)
+        server.run = counting  # type: ignore[method-assign]
+        small = shrink(server, "exact", start, "wrong-data", fault_pc_of(result), r.xlen)
+    assert small.n < start.n and len(seen) > 100, (small, len(seen))
+    assert len(seen) == len(set(seen)), "a case ran twice"

@@ -205,10 +205,11 @@ def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int,
         return result.type == records.RESULT_CASE and cls in result.error_list and fault_pc_of(result) == pc
 
     best, key = spec, sweep_order(spec, xlen)
+    failed: set[Spec] = set()  # a case's result does not change: each step's neighbours overlap the last's
     improved = True
     while improved and runs < max_runs:
         improved = False
-        ranked = sorted({c for c in neighbours(best, xlen) if sweep_order(c, xlen) < key},
+        ranked = sorted({c for c in neighbours(best, xlen) if c not in failed and sweep_order(c, xlen) < key},
                         key=lambda s: sweep_order(s, xlen))
         for cand in ranked:
             if runs >= max_runs:
@@ -216,6 +217,7 @@ def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int,
             if shows(cand):
                 best, key, improved = cand, sweep_order(cand, xlen), True
                 break
+            failed.add(cand)
     return best
 
 
