@@ -272,6 +272,13 @@ class Campaign:
             print(f"finding: {','.join(found.classes)} {found.spec} ({what} {found.regression})", file=sys.stderr)
         return found
 
+    def kept_after_until(self, path: Path) -> bool:
+        """--until has what it asked for: a finding file after that stays on disk, listed as
+        untriaged, and is not triaged (True)."""
+        if self.until_met:
+            self.untriaged.append(str(path))
+        return self.until_met
+
     def spec_of(self, case: records.Case) -> Spec:
         return from_case(self.routine.name, case)
 
@@ -284,9 +291,7 @@ class Campaign:
         are the only report (COPYFUZZ_ON_FINDING=go-on), so one that does not reproduce is
         reported as the engine's artifact would be."""
         kept = [keep_artifact(self.findings_dir, p) for p in sorted(source.glob("driver-*.finding"))]
-        if self.until_met:  # --until has what it asked for: the rest is kept, not triaged
-            self.untriaged += [str(p) for p in kept]
-            return
+        kept = [p for p in kept if not self.kept_after_until(p)]  # then none is even run
         specs: list[tuple[Path, Spec]] = []
         for path in kept:
             fields = dict(line.partition("=")[::2] for line in path.read_text(errors="replace").splitlines())
@@ -300,8 +305,8 @@ class Campaign:
         for (path, spec), result in zip(specs, run_specs(self.root, self.routine, self.profile,
                                                          [s for _, s in specs])):
             key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
-            if self.until_met:
-                self.untriaged.append(str(path))
+            if self.kept_after_until(path):
+                pass
             elif key is None and alone and format_spec(spec) not in self.unreproduced_specs:
                 self.triage([spec], path, move=False)
             elif key is not None and key not in covered:

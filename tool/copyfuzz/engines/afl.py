@@ -264,10 +264,8 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
         if key not in groups or sweep_order(spec, xlen) < sweep_order(groups[key][0], xlen):
             groups[key] = (spec, path)
     for (cls, _), (spec, crash) in groups.items():
-        if c.until_met:  # --until has what it asked for: the rest stays in AFL++'s crashes/
-            c.untriaged.append(str(crash))
-            continue
-        c.triage([spec], crash, move=False, pick=_filed_under(cls))
+        if not c.kept_after_until(crash):  # else it stays in AFL++'s crashes/
+            c.triage([spec], crash, move=False, pick=_filed_under(cls))
     c.take_driver_findings(c.run.path)
     with atomic.locked(c.findings_dir / f".{HANDLED}.lock"):
         with open(c.findings_dir / HANDLED, "a") as f:

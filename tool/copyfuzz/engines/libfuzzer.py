@@ -32,8 +32,8 @@ from ..campaign import Campaign, clear_status, dead_runs, status_line
 from ..errors import CopyfuzzError
 
 PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
-EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per unique finding of the round
-STOP_GRACE_S = 1  # a --jobs round past its time: the jobs started after a finding run on
+EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per job that ends early (a crash of the driver)
+STOP_GRACE_S = 1  # a --jobs round past its time: the jobs started after one ended early run on
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
 STAGING_COPY_S = 2.0  # how often a running round's new inputs are copied into the corpus
 TAKE_EVERY_S = 0.25  # how often a running round's findings are taken and triaged
