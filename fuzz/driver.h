@@ -38,7 +38,7 @@ struct cf_driver_cfg {
 	int print_case;
 	int go_on; /* COPYFUZZ_ON_FINDING=go-on: a finding is written, not aborted on */
 	uint16_t kind, profile;
-	uint64_t max_len, timeout_ms;
+	uint64_t max_len, timeout_ms, answer_slack_ms;
 };
 extern struct cf_driver_cfg cf_cfg;
 

@@ -145,6 +145,7 @@ void cf_config_load(const char *argv0)
 	if (cf_cfg.max_len > CF_MAX_LEN)
 		cf_cfg.max_len = CF_MAX_LEN;
 	cf_cfg.timeout_ms = strtoull(cf_env(CF_ENV_TIMEOUT_MS), NULL, 0);
+	cf_cfg.answer_slack_ms = strtoull(cf_env(CF_ENV_ANSWER_SLACK_MS), NULL, 0);
 }
 
 /* ---- the CPU ---- */

@@ -312,7 +312,7 @@ void cf_channel_ensure(void)
 /* How long the driver waits for an answer: past the executor's own watchdog. */
 static uint64_t answer_wait_ms(void)
 {
-	return 3 * cf_cfg.timeout_ms + 5000;
+	return 3 * cf_cfg.timeout_ms + cf_cfg.answer_slack_ms;
 }
 
 static uint64_t now_ms(void)

@@ -147,18 +147,22 @@ def wait_for_session_end(marker: str, dirs: list[str], parent: int, grace_s: flo
     return left
 
 
-GRACE_S = 5.0
+GRACE = "COPYFUZZ_TEST_LEFTOVER_GRACE_S"  # registered in fuzz/envs.def
+
+
+def grace_s() -> float:
+    return float(os.environ.get(GRACE, "5"))
 
 
 def finish_session(session: Any, marker: str, root: Path) -> None:
     """pytest_sessionfinish: the session fails (exit 1, naming them) if any of its
-    processes is still there after GRACE_S; they are killed then, by pid."""
+    processes is still there after grace_s(); they are killed then, by pid."""
     dirs = [f"{root}/"]
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None)  # only if the session made one
     if basetemp is not None:
         dirs.append(f"{basetemp}/")
-    left = wait_for_session_end(marker, dirs, os.getpid(), GRACE_S)
+    left = wait_for_session_end(marker, dirs, os.getpid(), grace_s())
     if not left:
         return
     lines = [f"the test session left {len(left)} process(es) behind (killed now):", *(f"  {p}" for p in left)]

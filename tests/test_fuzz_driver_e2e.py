@@ -49,6 +49,11 @@ def channel(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+# An executor that never answers is a hang after 3 x 1 ms + 1 s (5 s by default): long
+# enough for the scripts below to have written what they write before it.
+SHORT_WAIT = {"COPYFUZZ_TIMEOUT_MS": "1", "COPYFUZZ_ANSWER_SLACK_MS": "1000"}
+
+
 def run_driver(tmp_path: Path, script: str, **extra: str) -> subprocess.CompletedProcess[str]:
     """libFuzzer on one input with SCRIPT as the executor."""
     exe = tmp_path / "executor.sh"
@@ -84,8 +89,8 @@ def test_an_executor_killed_by_a_signal_is_a_crash_with_the_signal(tmp_path: Pat
 
 
 def test_an_executor_that_never_answers_is_a_hang(tmp_path: Path, channel: str) -> None:
-    # the driver waits 3 x COPYFUZZ_TIMEOUT_MS + 5 s past the executor's own watchdog
-    err, finding = run_with_executor(tmp_path, "exec sleep 600\n", COPYFUZZ_TIMEOUT_MS="1", COPYFUZZ_CHANNEL=channel)
+    # the driver waits 3 x COPYFUZZ_TIMEOUT_MS + COPYFUZZ_ANSWER_SLACK_MS (5 s unless set)
+    err, finding = run_with_executor(tmp_path, "exec sleep 600\n", COPYFUZZ_CHANNEL=channel, **SHORT_WAIT)
     assert "classes=hang\n" in finding
     assert "why=the executor stopped answering (hang)\n" in finding, finding
 
@@ -104,8 +109,8 @@ def test_an_executor_that_answers_garbage_on_its_channel_is_a_crash(tmp_path: Pa
 
 def test_junk_on_the_executors_stdout_is_no_answer(tmp_path: Path, channel: str) -> None:
     # a result-sized write to stdout, then silence: stdout is not the channel, so a hang
-    err, finding = run_with_executor(tmp_path, "head -c 128 /dev/zero; exec sleep 600\n", COPYFUZZ_TIMEOUT_MS="1",
-                                     COPYFUZZ_CHANNEL=channel)
+    err, finding = run_with_executor(tmp_path, "head -c 128 /dev/zero; exec sleep 600\n", COPYFUZZ_CHANNEL=channel,
+                                     **SHORT_WAIT)
     assert "classes=hang\n" in finding, finding
 
 
@@ -132,7 +137,7 @@ def test_the_dead_bit_alone_is_no_death(tmp_path: Path) -> None:
     set by anyone else (a routine) on a live executor it is no death: the driver asks the
     kernel, clears it and waits on, here until the executor counts as hung."""
     script = ARGS + TAKE_CASE["shm"] + poke(0, (0x80000001).to_bytes(4, "little")) + "exec sleep 600\n"
-    err, finding = run_with_executor(tmp_path, script, COPYFUZZ_CHANNEL="shm", COPYFUZZ_TIMEOUT_MS="1")
+    err, finding = run_with_executor(tmp_path, script, COPYFUZZ_CHANNEL="shm", **SHORT_WAIT)
     assert "classes=hang\n" in finding
     assert "why=the executor stopped answering (hang)\n" in finding, finding
 

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 from conftest import SESSION
-from leftovers import MARKER, session_processes, wait_for_session_end, wait_gone
+from leftovers import GRACE, MARKER, session_processes, wait_for_session_end, wait_gone
 
 ME = os.getpid()
 
@@ -98,9 +98,9 @@ def run_session(tmp_path: Path, body: str, *opts: str) -> subprocess.CompletedPr
 
 
 def session_env() -> dict[str, str]:
-    """A new session's environment: not an xdist worker's."""
+    """A new session's environment: not an xdist worker's; 1 s for its processes to end."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
-    return {**env, "PYTHONPATH": str(Path(__file__).parent)}
+    return {**env, "PYTHONPATH": str(Path(__file__).parent), GRACE: "1"}
 
 
 @pytest.mark.parametrize("opts", [(), ("-n", "2")], ids=["one process", "two xdist workers"])

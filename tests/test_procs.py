@@ -16,9 +16,9 @@ from copyfuzz import procs
 from leftovers import alive, descendants, wait_gone
 
 
-def killed_parent_leaves(spawn: str, tmp_path: Path) -> list[int]:
+def killed_parent_leaves(spawn: str, tmp_path: Path, wait_s: float = 5) -> list[int]:
     """A Python process that starts `sleep 600` with SPAWN (an expression), is SIGKILLed:
-    the sleeps still alive 5 s later (they are killed before returning)."""
+    the sleeps still alive wait_s later (they are killed before returning)."""
     code = textwrap.dedent(f"""
         import os, signal, subprocess, sys, time
         from copyfuzz import procs
@@ -32,7 +32,7 @@ def killed_parent_leaves(spawn: str, tmp_path: Path) -> list[int]:
     child = int(parent.stdout.readline())
     parent.kill()
     parent.wait()
-    left = [p.pid for p in wait_gone([child], 5)]
+    left = [p.pid for p in wait_gone([child], wait_s)]
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     return left
@@ -42,8 +42,8 @@ def test_a_child_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
     assert killed_parent_leaves('procs.popen(["sleep", "600"])', tmp_path) == []
     assert killed_parent_leaves('subprocess.Popen(["sleep", "600"], preexec_fn=procs.die_with_parent())',
                                 tmp_path) == []
-    # what procs is for: without it the child lives on
-    assert killed_parent_leaves('subprocess.Popen(["sleep", "600"])', tmp_path) != []
+    # what procs is for: without it the child lives on (it would be gone in a few ms)
+    assert killed_parent_leaves('subprocess.Popen(["sleep", "600"])', tmp_path, wait_s=1) != []
 
 
 def test_a_child_whose_parent_died_before_the_prctl_kills_itself(monkeypatch: pytest.MonkeyPatch) -> None:
