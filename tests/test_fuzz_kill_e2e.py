@@ -126,8 +126,9 @@ def test_killing_a_libfuzzer_campaign_keeps_its_finding_and_the_rerun_resumes(tm
     staged = {name for name, data in files(found[0].parent / "staging").items()
               if hashlib.sha1(data).hexdigest() == name}
     # the same command again: the killed run's findings are triaged first (saved as
-    # regressions), and the corpus is resumed (only ever added to)
-    again = run_cli(*args(tmp_path, MUTANT, "libfuzzer", 4), "--json", timeout=300)
+    # regressions), and the corpus is resumed (only ever added to); --until: what the
+    # killed run left is the finding it stops at
+    again = run_cli(*args(tmp_path, MUTANT, "libfuzzer", 4), "--until", "wrong-data", "--json", timeout=300)
     assert again.returncode == 1, again.stdout + again.stderr[-2000:]
     rep = json.loads(again.stdout)
     assert rep["corpus_size"] >= len(corpus) and len(corpus) + len(staged) > 0

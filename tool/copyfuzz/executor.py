@@ -49,7 +49,7 @@ STOP_REASONS = dict(enumerate(records.SWEEP_STOPS[1:], start=1))
 MAX_HANGS = records.EXEC_MAX_HANGS_DEFAULT  # --max-hangs the tool gives every sweep (so it can check a max-hangs stop)
 MAX_DEATHS = 16  # cases that killed a shard's executor before the shard gives up ("max-crashes")
 FD_LOW, FD_HIGH = 64, 1024  # where the channel's descriptors land in the executor
-STOP_POLL_S = 0.5  # how often a silent serve executor is checked for being stopped
+STOP_POLL_S = 0.1  # how often a silent serve executor is checked for being stopped (a /proc read)
 
 
 class ExecutorError(CopyfuzzError):
