@@ -105,13 +105,16 @@ LINK_DEPS := $(BUILD)/harness.o harness/link-executor.sh harness/target.c harnes
              harness/extable-format.sh Makefile
 
 # Bundled routines: metadata from their header lines; includes from arch/.
+# The metadata is read when the recipe runs ($$(call ...)), not when make reads this
+# file: every make the tool runs to check its build would otherwise start about 300
+# processes (sh, sed and head per key and routine) before it finds nothing to do.
 define ROUTINE_RULES
 $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH)/include/*)
-	@test -n "$(call routine_meta,$(1),symbol)" || \
+	@test -n "$$(call routine_meta,$(1),symbol)" || \
 	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/formats.md)" >&2; exit 2; }
 	$(Q)bash harness/link-executor.sh -- $(BUILD)/harness.o $(1) $$@ $(call routine_name,$(1)) \
-	  $(call routine_meta,$(1),symbol) $(call routine_meta,$(1),kind) $(ASFLAGS_ROUTINE) \
-	  $(call routine_march,$(1))
+	  $$(call routine_meta,$(1),symbol) $$(call routine_meta,$(1),kind) $(ASFLAGS_ROUTINE) \
+	  $$(call routine_march,$(1))
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
 

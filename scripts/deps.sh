@@ -8,11 +8,19 @@ cd "$(dirname "$0")/.."
 PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
 clang lld libclang-rt-14-dev llvm python3-venv afl++ clang-format shellcheck"
 
+# Asked of dpkg only when its database changed since all were there (the stamp holds the
+# list they were checked against): the tool runs this before every command.
+pkg_stamp=.venv/.packages.stamp
+dpkg_db=/var/lib/dpkg/status
 missing=""
-for p in $PACKAGES; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing="$missing $p"
-done
+if [ ! -f "$pkg_stamp" ] || [ -n "$(find "$dpkg_db" -newer "$pkg_stamp" 2>/dev/null)" ] ||
+	[ "$(cat "$pkg_stamp")" != "$PACKAGES" ]; then
+	checked=1
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+fi
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "copyfuzz: missing Debian packages:$missing" >&2
@@ -32,4 +40,7 @@ if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "
 	[ -x .venv/bin/python ] || python3 -m venv .venv >&2
 	.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt >&2
 	cp requirements.txt "$stamp"
+fi
+if [ "${checked:-}" ]; then
+	printf '%s\n' "$PACKAGES" >"$pkg_stamp.$$" && mv -f "$pkg_stamp.$$" "$pkg_stamp"
 fi

@@ -70,3 +70,18 @@ def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path
                           env={**env, **at_src}, check=True, capture_output=True, text=True).stdout
     assert host.split("\t")[0] == str(o / "host" / "cfplugin.so")
     assert not build.exists(), "build/ was created"
+
+
+def test_reading_the_makefile_starts_no_process(tmp_path: Path) -> None:
+    """The tool runs make before every command to check its build: reading the Makefile
+    must start nothing (each routine's metadata read at parse time was about 300
+    processes per make, a third of the test suite's process starts). -q: no recipe runs;
+    make's $(shell ...) runs through SHELL, which logs here."""
+    log = tmp_path / "started"
+    shell = tmp_path / "sh"
+    shell.write_text(f'#!/bin/sh\necho "$*" >>{log}\nexec /bin/sh "$@"\n')
+    shell.chmod(0o755)
+    for xlen in ("64", "32"):
+        subprocess.run(["make", "-s", "-q", *paths.make_vars(ROOT), f"XLEN={xlen}", f"SHELL={shell}", "all"],
+                       cwd=ROOT, capture_output=True)
+    assert not log.exists(), log.read_text()
