@@ -147,11 +147,13 @@ def wait_for_session_end(marker: str, dirs: list[str], parent: int, grace_s: flo
     return left
 
 
-GRACE = "COPYFUZZ_TEST_LEFTOVER_GRACE_S"  # registered in fuzz/envs.def
+GRACE = "COPYFUZZ_TEST_LEFTOVER_GRACE_S"
 
 
 def grace_s() -> float:
-    return float(os.environ.get(GRACE, "5"))
+    from copyfuzz import envs  # conftest.py put tool/ on sys.path
+
+    return float(envs.value(GRACE) or 0)  # its default is in fuzz/envs.def
 
 
 def finish_session(session: Any, marker: str, root: Path) -> None:
