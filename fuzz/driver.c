@@ -445,7 +445,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.ret = cf_oshm->ret;
 	o.regs_bad = (uint16_t)cf_oshm->regs_bad;
 	o.reg_got = cf_oshm->reg_got;
-	o.sum_left_on = (int)cf_oshm->sum_left_on;
+	o.uaccess_left_on = (int)cf_oshm->uaccess_left_on;
 	o.lo = cf_oshm->lo;
 	o.hi = cf_oshm->hi;
 	o.dst = cf_oshm->after - cf_oshm->lo;

@@ -141,7 +141,7 @@ static void publish(const struct cf_case *c, const struct cf_observed *o, const 
 	observe->ret = o->ret;
 	observe->regs_bad = o->regs_bad;
 	observe->reg_got = o->reg_got;
-	observe->sum_left_on = (uint64_t)o->sum_left_on;
+	observe->uaccess_left_on = (uint64_t)o->uaccess_left_on;
 	observe->lo = o->lo;
 	observe->hi = o->hi;
 	observe->dst_addr = (uintptr_t)dst;
@@ -298,7 +298,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	o.ret = call.ret;
 	if (o.outcome == CF_OUT_RETURNED) {
 		o.regs_bad = check_registers(&o.reg_got);
-		o.sum_left_on = call.fflags_out & 1;
+		o.uaccess_left_on = call.fflags_out & 1;
 	}
 	o.dst = dst;
 	o.before = before;

@@ -25,7 +25,7 @@ struct cf_observe_shm {
 	struct cf_case c; /* the case as run */
 	uint64_t outcome; /* enum cf_outcome */
 	uint64_t ret; /* a0 as returned */
-	uint64_t regs_bad, reg_got, sum_left_on;
+	uint64_t regs_bad, reg_got, uaccess_left_on;
 	int64_t lo, hi; /* the readable window around dst, relative to dst */
 	uint64_t dst_addr; /* where dst was in the guest (memcpy returns it) */
 	uint64_t src_len; /* bytes of src copied below: A, the accessible prefix */

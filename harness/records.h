@@ -78,7 +78,7 @@ enum cf_profile {
 	X(CF_HANG, 9, "hang")                                   \
 	X(CF_REGISTER_CLOBBER, 10, "register-clobber")          \
 	X(CF_CRASH, 11, "crash")                                \
-	X(CF_SUM_LEFT_ENABLED, 12, "sum-left-enabled")          \
+	X(CF_UACCESS_LEFT_ENABLED, 12, "uaccess-left-enabled")  \
 	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds")      \
 	X(CF_ALIGNED_OVERREAD, 14, "aligned-overread")
 

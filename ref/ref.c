@@ -124,8 +124,8 @@ void cf_oracle(const struct cf_case *c, const struct cf_observed *o, struct cf_r
 	r->reg_got = o->regs_bad ? o->reg_got : 0;
 	if (o->regs_bad)
 		cls |= CF_REGISTER_CLOBBER;
-	if (o->sum_left_on)
-		cls |= CF_SUM_LEFT_ENABLED;
+	if (o->uaccess_left_on)
+		cls |= CF_UACCESS_LEFT_ENABLED;
 
 	switch (o->outcome) {
 	case CF_OUT_UNHANDLED_FAULT:

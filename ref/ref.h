@@ -40,7 +40,7 @@ struct cf_observed {
 	uint64_t ret; /* a0 as returned */
 	uint16_t regs_bad; /* enum cf_reg_bit mask from the trampoline */
 	uint64_t reg_got;
-	int sum_left_on; /* returned with user access (compat SR_SUM) enabled */
+	int uaccess_left_on; /* returned with user access (compat SR_SUM) enabled */
 	const uint8_t *dst; /* the destination as the routine left it */
 	const uint8_t *before; /* what dst held before: before[i] pairs with dst[i] */
 	const uint8_t *src; /* the source (readable for the first A bytes); memmove: a copy of

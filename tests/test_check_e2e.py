@@ -52,7 +52,7 @@ def test_clean_fixtures_are_clean_under_exact(tmp_path: Path, path: str, symbols
 
 
 @pytest.mark.parametrize("path, define, symbol, expected", [
-    (OLD, "CONFIG_FIXTURE_SUM_BUG", "__asm_copy_to_user", {"sum-left-enabled"}),
+    (OLD, "CONFIG_FIXTURE_SUM_BUG", "__asm_copy_to_user", {"uaccess-left-enabled"}),
     (OLD, "CONFIG_FIXTURE_FULL_SIZE", "__asm_copy_to_user", {"no-progress", "store-beyond-reported"}),
     (NEW, "CONFIG_FIXTURE_MISSING_ENTRY", "__asm_copy_to_user", {"unhandled-fault"}),
 ])

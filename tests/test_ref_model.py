@@ -22,7 +22,7 @@ NO_FAULT = 2**64 - 1
 COPY, CLEAR, MEMCPY, MEMSET, MEMMOVE = 0, 1, 2, 3, 4
 CLASSES = ["bad-return", "spurious-fault", "over-report", "wrong-data", "store-beyond-reported",
            "store-out-of-bounds", "no-progress", "imprecise", "unhandled-fault", "hang",
-           "register-clobber", "crash", "sum-left-enabled", "load-out-of-bounds", "aligned-overread"]
+           "register-clobber", "crash", "uaccess-left-enabled", "load-out-of-bounds", "aligned-overread"]
 OUTCOMES = ["returned", "unhandled-fault", "crash", "hang"]
 
 
@@ -33,7 +33,7 @@ Result = records.ResultStruct
 
 class Observed(ctypes.Structure):
     _fields_ = [("outcome", ctypes.c_int), ("ret", ctypes.c_uint64), ("regs_bad", ctypes.c_uint16),
-                ("reg_got", ctypes.c_uint64), ("sum_left_on", ctypes.c_int),
+                ("reg_got", ctypes.c_uint64), ("uaccess_left_on", ctypes.c_int),
                 ("dst", ctypes.c_void_p), ("before", ctypes.c_void_p),
                 ("src", ctypes.c_void_p), ("lo", ctypes.c_int64), ("hi", ctypes.c_int64)]
 
@@ -65,7 +65,7 @@ def model(kind: int, profile: str, n: int, sf: int | None, df: int | None, outco
     if regs_bad:
         cls.add("register-clobber")
     if sum_on:
-        cls.add("sum-left-enabled")
+        cls.add("uaccess-left-enabled")
     if outcome != "returned":
         cls.add(outcome)
     claim = None
@@ -149,7 +149,7 @@ def test_oracle_matches_model(lib, sc):
                 n=sc["n"], src_fault=NO_FAULT if sc["sf"] is None else sc["sf"],
                 dst_fault=NO_FAULT if sc["df"] is None else sc["df"], fill=sc["fill"], disp=sc["disp"])
     obs = Observed(outcome=OUTCOMES.index(sc["outcome"]), ret=ret, regs_bad=sc["regs_bad"], reg_got=7,
-                   sum_left_on=int(sc["sum_on"]),
+                   uaccess_left_on=int(sc["sum_on"]),
                    dst=dst_ptr, before=ctypes.addressof(before) + W, src=ctypes.addressof(src),
                    lo=-W, hi=sc["hi"])
     res = Result()

@@ -42,7 +42,7 @@ def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
 def parse_until(text: str | None) -> frozenset[str]:
     if not text:
         return frozenset()
-    classes = frozenset(c.strip() for c in text.split(",") if c.strip())
+    classes = frozenset(records.canonical_class(c.strip()) for c in text.split(",") if c.strip())
     unknown = sorted(classes - set(records.CLASS_NAMES))
     if unknown:
         raise CopyfuzzError(f"--until {text!r}: unknown class {', '.join(unknown)} "

@@ -257,6 +257,7 @@ def check_history_args(args: argparse.Namespace) -> str:
     if args.bisect is None and bisect_flags:
         raise CopyfuzzError(f"{', '.join(bisect_flags)}: only with --bisect CLASS")
     if args.bisect is not None:
+        args.bisect = records.canonical_class(args.bisect)
         if args.bisect not in (*records.CLASS_NAMES, AUDIT):
             raise CopyfuzzError(f"--bisect {args.bisect!r}: not a finding class (one of "
                                 f"{', '.join(records.CLASS_NAMES)}, {AUDIT})")

@@ -117,7 +117,7 @@ def parse(text: str, source: str) -> list[Entry]:
         if len(words) < 2:
             raise CopyfuzzError(f"{where_}: expected 'CLASS PC [ROUTINE]' (PC: SYMBOL+0xOFFSET or *), "
                                 f"not {line!r}")
-        cls, pc_text = words[0], words[1]
+        cls, pc_text = records.canonical_class(words[0]), words[1]
         if cls not in records.CLASS_BY_NAME:
             raise CopyfuzzError(f"{where_}: unknown class {cls!r} (classes: {', '.join(records.CLASS_NAMES)})")
         try:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomic
+from . import atomic, records
 from .errors import CopyfuzzError
 from .spec import Spec, format_spec
 
@@ -112,7 +112,7 @@ class Regression:
 
     @property
     def cls(self) -> str:
-        return self.header.get("class", "")
+        return records.canonical_class(self.header.get("class", ""))
 
     @property
     def fault_pc_key(self) -> str:

@@ -129,7 +129,7 @@ def load_routine(root: Path, path: Path) -> Routine:
     profile = meta.get("profile") or "linux"
     if profile not in records.PROFILES:
         raise CopyfuzzError(f"{where}: profile={profile!r} is not one of {', '.join(records.PROFILES)}")
-    expect = tuple(e.strip() for e in meta.get("expect", "").split(",") if e.strip())
+    expect = tuple(records.canonical_class(e.strip()) for e in meta.get("expect", "").split(",") if e.strip())
     unknown = [e for e in expect if e not in records.CLASS_BY_NAME]
     if unknown:
         raise CopyfuzzError(

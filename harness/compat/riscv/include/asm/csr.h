@@ -3,7 +3,7 @@
  * copyfuzz compat: user mode cannot touch sstatus. The status CSR is mapped
  * onto fflags and SR_SUM (user access enable) onto its NX bit, so a routine's
  * `csrs CSR_STATUS, SR_SUM` still runs and still leaves a trace: the harness
- * clears fflags before each call and reports `sum-left-enabled` if NX is set
+ * clears fflags before each call and reports `uaccess-left-enabled` if NX is set
  * when the routine returns (a fixup that sets the bit instead of clearing it).
  */
 #ifndef CF_COMPAT_ASM_CSR_H
