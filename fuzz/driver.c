@@ -38,7 +38,8 @@
  *          cf_memmove_max_disp(n) (n + 16 for short copies)
  * memcpy, memset and memmove routines only get faults at or past the end (any
  * fault inside is a bug by definition; memmove: past both buffers, which share
- * one mapping); clear, memset and memmove have no source side of their own.
+ * one mapping); clear, memset and memmove have no source side of their own;
+ * copy_from_user's destination and copy_to_user's source (the kernel's) never fault.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -141,10 +142,12 @@ static void decode(const uint8_t *d, size_t size, struct cf_case *c)
 	decode_side(sides & 3, byte_at(d, size, 8), c->n, c->src_off, mc, &c->src_fault);
 	decode_side((sides >> 2) & 3, byte_at(d, size, 9), cf_memmove_top(c->n, c->disp),
 		    c->dst_off, mc, &c->dst_fault);
-	if (!cf_kind_has_src(cf_cfg.kind)) {
+	if (!cf_kind_has_src(cf_cfg.kind))
 		c->src_off = 0;
+	if (!cf_kind_src_faults(cf_cfg.kind)) /* no source, or the kernel's */
 		c->src_fault = CF_NO_FAULT;
-	}
+	if (!cf_kind_dst_faults(cf_cfg.kind))
+		c->dst_fault = CF_NO_FAULT;
 }
 
 static CF_UNCOVERED void print_spec(FILE *f, const struct cf_case *c)

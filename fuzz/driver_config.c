@@ -121,12 +121,13 @@ void cf_config_load(const char *argv0)
 	if (!cf_cfg.executor || !*cf_cfg.executor)
 		cf_die("set COPYFUZZ_EXECUTOR to a routine's executor "
 		       "(build/riscv64/<routine>.elf)");
-	const char *kind = cf_cfg.kind_name;
-	cf_cfg.kind = !strcmp(kind, "clear")     ? CF_KIND_CLEAR
-		      : !strcmp(kind, "memcpy")  ? CF_KIND_MEMCPY
-		      : !strcmp(kind, "memset")  ? CF_KIND_MEMSET
-		      : !strcmp(kind, "memmove") ? CF_KIND_MEMMOVE
-						 : CF_KIND_COPY;
+	static const char *const kinds[CF_NUM_KINDS] = {CF_KIND_NAMES};
+	cf_cfg.kind = CF_NUM_KINDS;
+	for (uint16_t k = 0; k < CF_NUM_KINDS; k++)
+		if (!strcmp(cf_cfg.kind_name, kinds[k]))
+			cf_cfg.kind = k;
+	if (cf_cfg.kind == CF_NUM_KINDS)
+		cf_die("COPYFUZZ_KIND names no kind (CF_KIND_NAMES in harness/records.h)");
 	cf_cfg.profile =
 		!strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);

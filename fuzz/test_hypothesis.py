@@ -176,10 +176,12 @@ def test_strategies_shrink_towards_small_n_offset_0_and_no_fault(kind: str) -> N
     anything = find(cases, lambda c: True, settings=quick)
     assert (anything.n, anything.src_off, anything.dst_off) == (0, 0, 0)
     assert anything.src_fault == anything.dst_fault == records.NO_FAULT
-    # A dst boundary exactly at the end of a copy of at least 100 bytes.
-    at_end = find(cases, lambda c: c.n >= 100 and c.dst_fault == c.n, settings=quick)
-    assert (at_end.n, at_end.dst_off, at_end.dst_fault) == (100, 4096 - 100, 100)
-    assert at_end.src_off == 0 and at_end.src_fault == records.NO_FAULT
+    # A boundary exactly at the end of a copy of at least 100 bytes, on dst (copy_from_user:
+    # on src, the only side that faults).
+    side, other = ("src", "dst") if kind == "copy_from_user" else ("dst", "src")
+    at_end = find(cases, lambda c: c.n >= 100 and getattr(c, f"{side}_fault") == c.n, settings=quick)
+    assert (at_end.n, getattr(at_end, f"{side}_off"), getattr(at_end, f"{side}_fault")) == (100, 4096 - 100, 100)
+    assert getattr(at_end, f"{other}_off") == 0 and getattr(at_end, f"{other}_fault") == records.NO_FAULT
     assert at_end.fill == at_end.disp == 0
     if kind == "memmove":  # a displacement that makes dst the higher buffer shrinks to 1
         up = find(cases, lambda c: c.disp > 0, settings=quick)
@@ -189,8 +191,8 @@ def test_strategies_shrink_towards_small_n_offset_0_and_no_fault(kind: str) -> N
         assert high.fill in (0x81, 0xA5, 0xFF)
     if kind not in records.RETURNS_DST:
         # A fault inside the buffer: the smallest is n = 2 with the boundary after byte 0.
-        inside = find(cases, lambda c: 0 < c.dst_fault < c.n, settings=quick)
-        assert (inside.n, inside.dst_off, inside.dst_fault) == (2, 4095, 1)
+        inside = find(cases, lambda c: 0 < getattr(c, f"{side}_fault") < c.n, settings=quick)
+        assert (inside.n, getattr(inside, f"{side}_off"), getattr(inside, f"{side}_fault")) == (2, 4095, 1)
 
 
 @pytest.mark.e2e

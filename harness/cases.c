@@ -31,6 +31,10 @@ enum cf_case_error cf_case_check(const struct cf_case *c)
 	if (!cf_fault_reachable(c->dst_off, c->dst_fault) ||
 	    (c->dst_fault != CF_NO_FAULT && c->dst_fault > CF_MAX_FAULT))
 		return CF_CASE_DST_UNREACHABLE;
+	if ((cf_kind_has_src(c->kind) && !cf_kind_src_faults(c->kind) &&
+	     c->src_fault != CF_NO_FAULT) ||
+	    (!cf_kind_dst_faults(c->kind) && c->dst_fault != CF_NO_FAULT))
+		return CF_CASE_KERNEL_SIDE_FAULT;
 	if (c->fill != 0 && c->kind != CF_KIND_MEMSET)
 		return CF_CASE_BAD_FILL;
 	if (c->disp != 0 && c->kind != CF_KIND_MEMMOVE)
@@ -104,6 +108,18 @@ void cf_fault_at(const struct cf_sweep_cfg *cfg, uint32_t m, uint32_t idx, uint6
 	*off = off_for(f, m);
 }
 
+/* The fault positions a side runs: cf_fault_count's list, or only "none" on the kernel's
+ * side of a one-way user copy. */
+static uint32_t src_faults(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m)
+{
+	return cf_kind_src_faults(cfg->kind) ? cf_fault_count(cfg, n, m) : 1;
+}
+
+static uint32_t dst_faults(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m)
+{
+	return cf_kind_dst_faults(cfg->kind) ? cf_fault_count(cfg, n, m) : 1;
+}
+
 static uint32_t misalignments(const struct cf_sweep_cfg *cfg)
 {
 	return 2 * cfg->szreg;
@@ -147,8 +163,8 @@ static uint64_t cases_for_len(const struct cf_sweep_cfg *cfg, uint64_t n)
 	uint32_t mis = misalignments(cfg);
 	uint64_t dst = 0, src = 0;
 	for (uint32_t m = 0; m < mis; m++) {
-		dst += cf_fault_count(cfg, n, m);
-		src += cf_fault_count(cfg, n, m);
+		dst += dst_faults(cfg, n, m);
+		src += src_faults(cfg, n, m);
 	}
 	return (has_src(cfg) ? src * dst : dst) * cf_variant_count(cfg, n);
 }
@@ -246,10 +262,10 @@ static void advance(struct cf_sweep_iter *it)
 	if (++it->vi < cf_variant_count(cfg, it->n))
 		return;
 	it->vi = 0;
-	if (++it->di < cf_fault_count(cfg, it->n, it->dm))
+	if (++it->di < dst_faults(cfg, it->n, it->dm))
 		return;
 	it->di = 0;
-	if (has_src(cfg) && ++it->si < cf_fault_count(cfg, it->n, it->sm))
+	if (has_src(cfg) && ++it->si < src_faults(cfg, it->n, it->sm))
 		return;
 	it->si = 0;
 	if (++it->dm < mis)
@@ -350,8 +366,10 @@ void cf_random_case(const struct cf_sweep_cfg *cfg, uint64_t i, struct cf_case *
 	c->src_off = (uint32_t)(rnd(seed, i, 3) % CF_PAGE_SIZE);
 	c->dst_off = (uint32_t)(rnd(seed, i, 4) % CF_PAGE_SIZE);
 	uint32_t sides = (uint32_t)(rnd(seed, i, 5) % 4); /* bit 0 src, bit 1 dst */
-	if (!has_src(cfg))
-		sides &= 2;
+	if (!cf_kind_src_faults(cfg->kind))
+		sides &= ~1u;
+	if (!cf_kind_dst_faults(cfg->kind))
+		sides &= ~2u;
 	if (cfg->kind == CF_KIND_MEMSET) {
 		c->fill = (uint32_t)rnd(seed, i, 8);
 	} else if (cfg->kind == CF_KIND_MEMMOVE) {

@@ -348,7 +348,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 
 static void mode_info(void)
 {
-	static const char *kinds[] = {"copy", "clear", "memcpy", "memset", "memmove"};
+	static const char *const kinds[CF_NUM_KINDS] = {CF_KIND_NAMES};
 	static const char *formats[] = {"none", "abs", "rel"};
 	cf_out_str("name=");
 	cf_out_str(cf_target.name);

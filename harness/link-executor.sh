@@ -58,9 +58,12 @@ harness=$1 src=$2 out=$3 name=$4 symbol=$5 kind=$6
 shift 6
 set -f # the toolchain variables are split into words, never globbed
 
-case $kind in
-copy | clear | memcpy | memset | memmove) ;;
-*) echo "$src: kind '$kind' is not copy, clear, memcpy, memset or memmove" >&2; exit 2 ;;
+case $kind in # the names of CF_KIND_NAMES in records.h (tests/test_records.py holds them equal)
+copy | clear | memcpy | memset | memmove | copy_from_user | copy_to_user) ;;
+*)
+	echo "$src: kind '$kind' is not copy, clear, memcpy, memset, memmove, copy_from_user or copy_to_user" >&2
+	exit 2
+	;;
 esac
 # The symbol is C code in harness/target.c (its declaration): an identifier only.
 case $symbol in

@@ -43,13 +43,34 @@ enum cf_kind {
 	CF_KIND_MEMSET = 3, /* memset(dst, fill, n): returns dst; no fixups; no source */
 	CF_KIND_MEMMOVE = 4, /* memmove(dst, src, n): returns dst; no fixups; src = dst - disp,
 			      * both in one mapping (they may overlap) */
+	CF_KIND_COPY_FROM_USER = 5, /* as copy, but only the source is user memory: only it
+				     * faults (the destination is the kernel's) */
+	CF_KIND_COPY_TO_USER = 6, /* as copy, but only the destination faults */
 };
-#define CF_NUM_KINDS 5
+#define CF_NUM_KINDS 7
+/* Their names, by value (records.py's KINDS; COPYFUZZ_KIND, routines' kind= lines). */
+#define CF_KIND_NAMES \
+	"copy", "clear", "memcpy", "memset", "memmove", "copy_from_user", "copy_to_user"
 
 /* What a kind's record and contract have (tool/copyfuzz/records.py mirrors these). */
+static inline int cf_kind_is_user_copy(unsigned kind) /* N = f(dst, src, n) */
+{
+	return kind == CF_KIND_COPY || kind == CF_KIND_COPY_FROM_USER ||
+	       kind == CF_KIND_COPY_TO_USER;
+}
 static inline int cf_kind_has_src(unsigned kind) /* a source side of its own in the record */
 {
-	return kind == CF_KIND_COPY || kind == CF_KIND_MEMCPY;
+	return cf_kind_is_user_copy(kind) || kind == CF_KIND_MEMCPY;
+}
+/* Can this side fault at all (user memory, or a buffer's end)? The kernel's side of a
+ * one-way user copy cannot. */
+static inline int cf_kind_src_faults(unsigned kind)
+{
+	return cf_kind_has_src(kind) && kind != CF_KIND_COPY_TO_USER;
+}
+static inline int cf_kind_dst_faults(unsigned kind)
+{
+	return kind != CF_KIND_COPY_FROM_USER;
 }
 static inline int cf_kind_returns_dst(unsigned kind) /* else: N, the bytes not done */
 {
@@ -176,6 +197,8 @@ enum cf_case_error {
 	CF_CASE_KIND_MISMATCH, /* case kind differs from the executor's routine */
 	CF_CASE_BAD_FILL, /* fill given to a kind other than memset */
 	CF_CASE_BAD_DISP, /* disp given to a kind other than memmove, or out of range */
+	CF_CASE_KERNEL_SIDE_FAULT, /* a fault on a side that is the kernel's (copy_from_user's
+				    * destination, copy_to_user's source) */
 };
 
 /* Why a sweep ended: the DONE record's aux. */

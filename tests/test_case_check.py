@@ -113,6 +113,8 @@ def test_one_case_per_error(cfref: ctypes.CDLL) -> None:
         records.CASE_KIND_MISMATCH: (ok, 1),
         records.CASE_BAD_FILL: (records.Case(**{**ok.__dict__, "fill": 0xA5}), 0),
         records.CASE_BAD_DISP: (records.Case(**{**ok.__dict__, "disp": -1}), 0),
+        # copy_from_user: the destination is the kernel's
+        records.CASE_KERNEL_SIDE_FAULT: (records.Case(**{**ok.__dict__, "kind": 5, "dst_off": 0, "dst_fault": 0}), 5),
     }
     assert set(cases) == set(range(len(records.CASE_ERRORS)))
     for code, (case, kind) in cases.items():
@@ -122,6 +124,13 @@ def test_one_case_per_error(cfref: ctypes.CDLL) -> None:
     assert records.case_check(far) == records.CASE_OK == c_check(cfref, far, None)
     farther = records.Case(**{**far.__dict__, "src_fault": records.MAX_FAULT + PAGE})
     assert records.case_check(farther) == records.CASE_SRC_UNREACHABLE == c_check(cfref, farther, None)
+    # copy_to_user: the source is the kernel's; each one-way copy faults on its user side.
+    to_user = records.Case(**{**ok.__dict__, "kind": 6})
+    assert records.case_check(to_user, 6) == records.CASE_KERNEL_SIDE_FAULT == c_check(cfref, to_user, 6)
+    for kind, side in ((5, "src_fault"), (6, "dst_fault")):
+        user = records.Case(**{**ok.__dict__, "kind": kind, "src_off": 0, "src_fault": records.NO_FAULT,
+                               "dst_off": 0, side: 4096})
+        assert records.case_check(user, kind) == records.CASE_OK == c_check(cfref, user, kind), kind
     # A clear case's source side is not looked at, in either.
     clear = records.Case(**{**ok.__dict__, "kind": 1, "src_off": 5, "src_fault": 7})
     assert records.case_check(clear, 1) == records.CASE_OK == c_check(cfref, clear, 1)

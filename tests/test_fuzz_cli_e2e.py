@@ -70,9 +70,11 @@ def _sweep_like_specs(kind: str) -> list[Spec]:
                     out += [Spec("r", kind, n, 0, None, off, fault, fill=f) for f in (0, 0xA5, 0xFFFFFF81)]
                 elif kind == "clear":
                     out.append(Spec("r", kind, n, 0, None, off, fault))
-                else:
-                    out.append(Spec("r", kind, n, off, fault, (off * 7) % 4096, None))
-                    out.append(Spec("r", kind, n, 3, None, off, fault))
+                else:  # the copies: a fault on each side that can fault (one-way: the user's)
+                    if records.side_faults(kind, "src") or fault is None:
+                        out.append(Spec("r", kind, n, off, fault, (off * 7) % 4096, None))
+                    if records.side_faults(kind, "dst") or fault is None:
+                        out.append(Spec("r", kind, n, 3, None, off, fault))
     return out
 
 

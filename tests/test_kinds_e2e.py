@@ -129,3 +129,61 @@ def test_check_guesses_the_kinds_and_hints_at_them(tmp_path: Path) -> None:
     proc = run_cli("check", str(src), "--symbol", "memset:copy", "--max-len", "16")
     assert proc.returncode == 2 and "--symbol memset:memset" in proc.stderr, proc.stderr
     assert ":memcpy" not in proc.stderr
+
+
+# ---- copy_from_user and copy_to_user: copy with one side the kernel's ----
+
+NO_STORE_ENTRY = "arch/riscv/mutants/store-no-extable.S"  # its byte loop's store has no entry
+
+
+def check_as(tmp_path: Path, kind: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    proc = run_cli("check", NO_STORE_ENTRY, "--symbol", f"__asm_copy_to_user:{kind}", "--max-len", "32",
+                   "--json", "--findings", str(tmp_path / kind), *extra)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    (r,) = json.loads(proc.stdout)["routines"]
+    return proc.returncode, r
+
+
+def test_a_store_without_an_entry_matters_only_where_the_destination_is_user_memory(tmp_path: Path) -> None:
+    """The same body as three kinds: copy and copy_to_user fault on the store (and the audit
+    wants its entry); as copy_from_user the destination is the kernel's, never faults, and
+    its stores need no entry: clean, and the audit counts them as the kernel's."""
+    counts = {}
+    for kind, rc_want, findings in (("copy", 1, {"unhandled-fault"}), ("copy_to_user", 1, {"unhandled-fault"}),
+                                    ("copy_from_user", 0, set())):
+        rc, r = check_as(tmp_path, kind)
+        assert rc == rc_want and r["kind"] == kind and set(r["findings"]) == findings, (kind, r)
+        assert (r["audit"]["problems"] == []) == (kind == "copy_from_user"), (kind, r["audit"])
+        counts[kind] = r["cases"]
+    # one side's faults only: each one-way kind runs fewer cases than copy, the same number
+    assert counts["copy_from_user"] == counts["copy_to_user"] < counts["copy"], counts
+    audit = run_cli("audit", NO_STORE_ENTRY, "--symbol", "__asm_copy_to_user:copy_from_user", "--json")
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    summary = json.loads(audit.stdout)["routines"][0]["summary"]
+    assert summary["kernel"] > 0 and summary["uncovered"] == 0, summary
+
+
+def test_a_one_way_copy_never_faults_on_the_kernels_side(tmp_path: Path) -> None:
+    """The sweep's cases (the tool's own enumeration) and repro both keep the kernel's side
+    whole; a spec that faults there is refused in one line."""
+    for kind, kernel in (("copy_from_user", "dst"), ("copy_to_user", "src")):
+        sweep_plan = plan.SweepPlan(plan.load(ROOT), kind, "linux", 64, 24)
+        cases = [sweep_plan.case_at(i) for i in range(sweep_plan.count())]
+        assert all(c is not None and getattr(c, f"{kernel}_fault") == records.NO_FAULT for c in cases), kind
+        user = "src" if kernel == "dst" else "dst"
+        assert any(getattr(c, f"{user}_fault") != records.NO_FAULT for c in cases if c is not None), kind
+    bad = run_cli("repro", f"{NO_STORE_ENTRY}:__asm_copy_to_user:n=1,src_off=0,dst_off=0,dst_fault=0",
+                  "--kind", "copy_from_user")
+    assert bad.returncode == 2 and "whose dst is kernel memory and never faults" in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_fuzzing_a_one_way_copy_keeps_its_kind_in_the_regression(tmp_path: Path) -> None:
+    proc = run_cli("fuzz", NO_STORE_ENTRY, "--symbol", "__asm_copy_to_user:copy_to_user", "--time", "60",
+                   "--until", "unhandled-fault", "--seed", "1", "--json", "--corpus", str(tmp_path / "c"),
+                   "--findings", str(tmp_path / "f"), "--regressions", str(tmp_path / "r"))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    (spec,) = (tmp_path / "r").glob("*--unhandled-fault.spec")
+    assert "# options: --kind copy_to_user" in spec.read_text()
+    replay = run_cli("replay", str(tmp_path / "r"), "--json")
+    assert replay.returncode == 1, replay.stdout + replay.stderr

@@ -6,6 +6,7 @@ compiler and compare every size, offset, class and enumerator with records.py.
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 import subprocess
@@ -98,8 +99,9 @@ def test_constants(layout: list[list[str]]) -> None:
 
 def test_kind_rules(layout: list[list[str]]) -> None:
     """cf_kind_has_src, cf_kind_returns_dst and cf_memmove_max_disp, as records.py has them."""
-    c_kinds = [(int(k), int(src), int(dst)) for k, src, dst in _facts(layout, "kindinfo")]
-    assert c_kinds == [(i, int(k in records.HAS_SRC), int(k in records.RETURNS_DST))
+    c_kinds = [tuple(map(int, fact)) for fact in _facts(layout, "kindinfo")]
+    assert c_kinds == [(i, int(k in records.HAS_SRC), int(k in records.RETURNS_DST),
+                        int(records.side_faults(k, "src")), int(records.side_faults(k, "dst")))
                        for i, k in enumerate(records.KINDS)]
     c_disp = [(int(n), int(d)) for n, d in _facts(layout, "maxdisp")]
     assert len(c_disp) > 40 and c_disp[-1][1] == 0
@@ -205,3 +207,14 @@ def test_class_descriptions_fit_every_kind() -> None:
     """wrong-data is about the byte each kind must store, not only a copy's source byte."""
     about = records.CLASS_BY_NAME["wrong-data"].about
     assert "source" in about and "zero for clear" in about and "fill byte for memset" in about
+
+
+def test_the_kind_names_are_one_list() -> None:
+    """records.h's CF_KIND_NAMES (the executor's and the driver's) and link-executor.sh's
+    check are records.KINDS, in enum order."""
+    header = (ROOT / "harness" / "records.h").read_text()
+    (line,) = re.findall(r"^#define CF_KIND_NAMES((?:.*\\\n)*.*)$", header, re.M)
+    assert tuple(re.findall(r'"([^"]+)"', line)) == records.KINDS
+    script = (ROOT / "harness" / "link-executor.sh").read_text()
+    (accepted,) = re.findall(r"^(copy \| .*)\) ;;", script, re.M)
+    assert tuple(accepted.split(" | ")) == records.KINDS

@@ -128,6 +128,10 @@ def specs(draw: st.DrawFn) -> Spec:
 
     src_off, src_fault = side() if kind in records.HAS_SRC else (0, None)
     dst_off, dst_fault = side()
+    if not records.side_faults(kind, "src"):  # the kernel's side of a one-way user copy
+        src_fault = None
+    if not records.side_faults(kind, "dst"):
+        dst_fault = None
     routine = draw(st.sampled_from(["riscv/copy_user", "riscv/mutants/fixup-full-size", "x"]))
     n = draw(st.integers(0, records.MAX_LEN))
     fill = draw(st.integers(0, 2**32 - 1)) if kind == "memset" else 0
@@ -151,3 +155,12 @@ def test_case_record_round_trip(spec: Spec, profile: str, case_id: int) -> None:
     assert records.Case.unpack(case.pack()) == case
     assert from_case(spec.routine, case) == spec
     assert case.profile == records.PROFILES.index(profile)
+
+
+def test_a_one_way_user_copy_faults_only_on_its_user_side() -> None:
+    assert parse("r:n=8,src_off=4095,src_fault=1,dst_off=3", "copy_from_user").src_fault == 1
+    assert parse("r:n=8,src_off=3,dst_off=4095,dst_fault=1", "copy_to_user").dst_fault == 1
+    with pytest.raises(SpecError, match="dst_fault=1: r is a copy_from_user routine, whose dst is kernel memory"):
+        parse("r:n=8,src_off=3,dst_off=4095,dst_fault=1", "copy_from_user")
+    with pytest.raises(SpecError, match="src_fault=0: r is a copy_to_user routine, whose src is kernel memory"):
+        parse("r:n=8,src_off=3,src_fault=0,dst_off=3", "copy_to_user")

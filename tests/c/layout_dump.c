@@ -64,10 +64,13 @@ int main(void)
 	ENUM(CF_KIND_MEMCPY);
 	ENUM(CF_KIND_MEMSET);
 	ENUM(CF_KIND_MEMMOVE);
+	ENUM(CF_KIND_COPY_FROM_USER);
+	ENUM(CF_KIND_COPY_TO_USER);
 	CONST(CF_NUM_KINDS);
 	CONST(CF_MEMMOVE_SLACK);
 	for (unsigned k = 0; k < CF_NUM_KINDS; k++)
-		printf("kindinfo %u %d %d\n", k, cf_kind_has_src(k), cf_kind_returns_dst(k));
+		printf("kindinfo %u %d %d %d %d\n", k, cf_kind_has_src(k), cf_kind_returns_dst(k),
+		       cf_kind_src_faults(k), cf_kind_dst_faults(k));
 	uint64_t edges[] = {CF_MAX_LEN / 2 - 9, CF_MAX_LEN / 2 - 8, CF_MAX_LEN / 2 - 7,
 			    CF_MAX_LEN - 1, CF_MAX_LEN};
 	for (uint64_t n = 0; n < 40; n++)
@@ -94,6 +97,7 @@ int main(void)
 	ENUM(CF_CASE_KIND_MISMATCH);
 	ENUM(CF_CASE_BAD_FILL);
 	ENUM(CF_CASE_BAD_DISP);
+	ENUM(CF_CASE_KERNEL_SIDE_FAULT);
 	ENUM(CF_SWEEP_ALL_RUN);
 	ENUM(CF_SWEEP_STOP_MASK);
 	ENUM(CF_SWEEP_MAX_HANGS);

@@ -30,7 +30,9 @@ a loaded value, another argument, a call's result). Arithmetic unions its operan
 origins, so a pointer stays a user pointer through mv/add/addi/andi/shifts; a load
 gives "unknown", except a load of a GOT slot (which holds a symbol's address). After
 a call the caller-saved registers are unknown. Only "stack" or "data" alone exempts an
-access: when unsure, the audit requires an entry.
+access: when unsure, the audit requires an entry. copy_from_user's destination and
+copy_to_user's source are the kernel's own buffer ("kernel", exempt when alone): the
+routine reaches user memory through the other pointer only.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from elftools.elf.sections import SymbolTableSection
 
 from .elfinfo import Symbolizer
 from .errors import CopyfuzzError
-from .records import KIND_ARGS, KINDS, RETURNS_DST
+from .records import KERNEL_SIDE, KIND_ARGS, KINDS, RETURNS_DST
 
 if TYPE_CHECKING:
     from .routines import Routine
@@ -77,8 +79,8 @@ _NO_WRITE = {"csrw", "csrs", "csrc", "csrwi", "csrsi", "csrci", "fence", "fence.
              "nop", "c.nop", "sfence.vma", "pause"}
 
 # Origins of a register's value (see the module text), and how an access is classified.
-USER, STACK, DATA, CONST, UNKNOWN = "user", "stack", "data", "const", "unknown"
-EXEMPT = ("stack", "data")  # access classes that need no table entry
+USER, STACK, DATA, CONST, UNKNOWN, KERNEL = "user", "stack", "data", "const", "unknown", "kernel"
+EXEMPT = ("stack", "data", "kernel")  # access classes that need no table entry
 
 
 @dataclass
@@ -141,6 +143,7 @@ class Audit:
             "uncovered": sum(1 for i in acc if i.addr not in self.entries and self.needs_entry(i)),
             "stack": sum(1 for i in acc if i.addr not in self.entries and i.origin == STACK),
             "data": sum(1 for i in acc if i.addr not in self.entries and i.origin == DATA),
+            "kernel": sum(1 for i in acc if i.addr not in self.entries and i.origin == KERNEL),
             "fixups": len({self.entries[i.addr] for i in covered}),
             "entries": len(self.entries),
             "indirect": sum(1 for i in self.listing if i.indirect),
@@ -379,9 +382,12 @@ State = tuple[Value, ...]  # indexed like _XREGS
 _INDEX = {r: i for i, r in enumerate(_XREGS)}
 _UNKNOWN: Value = (frozenset({UNKNOWN}), None)
 # Pointer arguments per kind; a kind not listed is treated as taking two.
-# The argument registers that hold pointers (a0, a1, ... in the order of the kind's arguments).
-POINTER_ARGS = {kind: tuple(f"a{i}" for i, arg in enumerate(args) if arg in ("dst", "src"))
+# The argument registers that hold user pointers (a0, a1, ... in the order of the kind's
+# arguments), and the kernel's own buffer of a one-way user copy (its accesses need no entry).
+POINTER_ARGS = {kind: tuple(f"a{i}" for i, arg in enumerate(args)
+                            if arg in ("dst", "src") and KERNEL_SIDE.get(kind) != arg)
                 for kind, args in KIND_ARGS.items()}
+KERNEL_ARGS = {kind: (f"a{KIND_ARGS[kind].index(side)}",) for kind, side in KERNEL_SIDE.items()}
 TABLE_KINDS = tuple(k for k in KINDS if k not in RETURNS_DST)  # their user accesses need table entries
 # Compressed forms whose destination is also a source (c.addi rd, imm: rd += imm).
 _C_NOT_READING_RD = {"c.mv", "c.li", "c.lui", "c.addi4spn"}
@@ -393,6 +399,8 @@ def _entry_state(kind: str) -> State:
     state[_INDEX["sp"]] = (frozenset({STACK}), None)
     for reg in POINTER_ARGS.get(kind, ("a0", "a1")):  # "": a fixup, entered from any kind
         state[_INDEX[reg]] = (frozenset({USER}), None)
+    for reg in KERNEL_ARGS.get(kind, ()):
+        state[_INDEX[reg]] = (frozenset({KERNEL}), None)
     return tuple(state)
 
 
@@ -496,6 +504,8 @@ def _origin(value: Value) -> str:
         return STACK
     if origins <= {STACK, DATA}:
         return DATA
+    if origins <= {KERNEL}:
+        return KERNEL
     return UNKNOWN
 
 
@@ -549,7 +559,8 @@ def _no_user_access(kind: str, listing: list[Insn]) -> str | None:
     the audit did not see how it reaches user memory: then a clean audit would mean nothing."""
     if kind not in TABLE_KINDS:
         return None
-    needed = ("load", "store") if kind == "copy" else ("store",)
+    # the user side: both for copy, the source's loads for copy_from_user, else stores
+    needed = {"copy": ("load", "store"), "copy_from_user": ("load",)}.get(kind, ("store",))
     seen = {i.access for i in listing if i.access and i.origin in (USER, UNKNOWN)}
     missing = [a for a in needed if a not in seen]
     if not missing:

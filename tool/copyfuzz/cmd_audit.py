@@ -19,7 +19,7 @@ from .selection import bundled_routines, file_options_given, file_routines, is_f
 from .ui import emit, stdout_console
 
 # How the listing names an access's base (audit.py: where its register's value came from).
-BASE_LABELS = {"user": "user", "unknown": "user?", "stack": "stack", "data": "own data"}
+BASE_LABELS = {"user": "user", "unknown": "user?", "stack": "stack", "data": "own data", "kernel": "kernel"}
 
 
 def print_audit(a: Audit, listing: bool = True) -> None:
@@ -29,7 +29,8 @@ def print_audit(a: Audit, listing: bool = True) -> None:
     emit(console, f"[bold]{escape(a.name)}[/] ({a.kind}, {a.table_format} table, {s['entries']} entries): "
                   f"{s['reachable']} reachable instructions, {s['loads']} loads, {s['stores']} stores")
     emit(console, f"  accesses: {s['user']} through the argument pointers, {s['unknown_base']} of unknown base, "
-                  f"{s['stack']} on the stack, {s['data']} of the file's own data; "
+                  f"{s['stack']} on the stack, {s['data']} of the file's own data"
+                  + (f", {s['kernel']} to the kernel's buffer" if s["kernel"] else "") + "; "
                   f"{s['covered']} covered, {s['uncovered']} uncovered, {s['fixups']} fixups")
     if listing:
         table = Table(show_edge=False, pad_edge=False, box=None)

@@ -202,7 +202,9 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
         done = "cleared" if spec.kind == "clear" else "copied"
         rows.append(("claimed", f"C = n - N = {plural(result.claimed, 'byte')} claimed {done}"))
     sides = {"clear": "accessible", "memset": "accessible",
-             "memmove": f"accessible on both sides (one mapping, src = dst{-spec.disp:+d})"}.get(
+             "memmove": f"accessible on both sides (one mapping, src = dst{-spec.disp:+d})",
+             "copy_from_user": "of the user source accessible (dst is the kernel's)",
+             "copy_to_user": "of the user destination accessible (src is the kernel's)"}.get(
         spec.kind, "accessible on both sides")
     rows.append(("accessible", f"A = {plural(a, 'leading byte')} {sides} (n = {n})"))
     if result.diff_count:

@@ -10,7 +10,8 @@ Layout (every byte string decodes to a valid case; missing bytes are 0):
   [10..13] v (little-endian): memset's fill (all 32 bits); memmove's displacement
          dst - src = v mod (2*max+1) - max, max = records.memmove_max_disp(n)
 memcpy, memset and memmove routines only get faults at or past the end (memmove: past
-both buffers); clear, memset and memmove have no source side of their own.
+both buffers); clear, memset and memmove have no source side of their own;
+copy_from_user's destination and copy_to_user's source (the kernel's) never fault.
 """
 
 from __future__ import annotations
@@ -67,7 +68,11 @@ def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str 
     src_fault = _side(sides & 3, _byte(data, 8), n, src_off, mc)
     dst_fault = _side((sides >> 2) & 3, _byte(data, 9), records.memmove_top(n, disp), dst_off, mc)
     if kind not in records.HAS_SRC:
-        src_off, src_fault = 0, None
+        src_off = 0
+    if not records.side_faults(kind, "src"):  # no source, or the kernel's
+        src_fault = None
+    if not records.side_faults(kind, "dst"):
+        dst_fault = None
     return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
 
 
@@ -94,6 +99,9 @@ def encode(spec: Spec) -> bytes:
         raise ValueError(f"n={spec.n} is above what an input can ask for (65535)")
     if not 0 <= spec.src_off < PAGE or not 0 <= spec.dst_off < PAGE:
         raise ValueError("offsets must be page offsets")
+    kernel = records.KERNEL_SIDE.get(spec.kind)
+    if kernel and getattr(spec, f"{kernel}_fault") is not None:
+        raise ValueError(f"a {spec.kind} case never faults on its {kernel} (the kernel's)")
     mc = spec.kind in records.RETURNS_DST
     if spec.kind not in records.HAS_SRC:
         src_mode, src_k, src_off = 0, 0, 0

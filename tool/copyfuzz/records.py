@@ -27,22 +27,36 @@ CASE_MAGIC = 0x31434643  # "CFC1"
 RESULT_MAGIC = 0x31524643  # "CFR1"
 
 # enum cf_kind / enum cf_profile, by value.
-KINDS = ("copy", "clear", "memcpy", "memset", "memmove")
+KINDS = ("copy", "clear", "memcpy", "memset", "memmove", "copy_from_user", "copy_to_user")
 PROFILES = ("linux", "exact")
 # What each kind's record and contract have (cf_kind_has_src, cf_kind_returns_dst):
 # a source side of its own (memmove's source is dst - disp in dst's mapping), and
 # whether it returns dst (no fixups, every fault unhandled) or N, the bytes not done.
-HAS_SRC = ("copy", "memcpy")
+# copy_from_user and copy_to_user are copy with one side the kernel's: it never faults
+# (cf_kind_src_faults, cf_kind_dst_faults).
+USER_COPIES = ("copy", "copy_from_user", "copy_to_user")
+HAS_SRC = (*USER_COPIES, "memcpy")
 RETURNS_DST = ("memcpy", "memset", "memmove")
+KERNEL_SIDE = {"copy_from_user": "dst", "copy_to_user": "src"}
+
+
+def side_faults(kind: str, side: str) -> bool:
+    """Can this side ("src" or "dst") of a case of this kind fault at all?"""
+    return (side == "dst" or kind in HAS_SRC) and KERNEL_SIDE.get(kind) != side
+
+
 # The arguments each kind is called with, and its C signature.
 KIND_ARGS = {"copy": ("dst", "src", "n"), "clear": ("dst", "n"), "memcpy": ("dst", "src", "n"),
-             "memset": ("dst", "c", "n"), "memmove": ("dst", "src", "n")}
+             "memset": ("dst", "c", "n"), "memmove": ("dst", "src", "n"),
+             "copy_from_user": ("dst", "src", "n"), "copy_to_user": ("dst", "src", "n")}
 SIGNATURES = {
     "copy": "unsigned long f(void *dst, const void *src, unsigned long n)",
     "clear": "unsigned long f(void *dst, unsigned long n)",
     "memcpy": "void *memcpy(void *dst, const void *src, size_t n)",
     "memset": "void *memset(void *dst, int c, size_t n)",
     "memmove": "void *memmove(void *dst, const void *src, size_t n)",
+    "copy_from_user": "unsigned long f(void *dst, const void __user *src, unsigned long n)",
+    "copy_to_user": "unsigned long f(void __user *dst, const void *src, unsigned long n)",
 }
 
 
@@ -146,7 +160,7 @@ EXEC_MAX_HANGS_DEFAULT = 16
 # enum cf_case_error: (name, message), by value.
 CASE_OK, CASE_BAD_MAGIC, CASE_BAD_KIND, CASE_BAD_PROFILE, CASE_TOO_LONG, CASE_BAD_OFFSET, \
     CASE_SRC_UNREACHABLE, CASE_DST_UNREACHABLE, CASE_KIND_MISMATCH, CASE_BAD_FILL, \
-    CASE_BAD_DISP = range(11)
+    CASE_BAD_DISP, CASE_KERNEL_SIDE_FAULT = range(12)
 CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("ok", "the case is well formed"),
     ("bad-magic", "the record is not a case record (bad magic)"),
@@ -163,6 +177,8 @@ CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("bad-disp",
      f"only a memmove case has a displacement, |disp| <= n + {MEMMOVE_SLACK} and n + |disp| <= {MAX_LEN}, "
      f"and src no further than {MAX_FAULT} below the fault"),
+    ("kernel-side-fault",
+     "a fault on the kernel's side: copy_from_user's destination and copy_to_user's source never fault"),
 )
 
 
@@ -378,6 +394,10 @@ def case_check(case: Case, kind: int | None = None) -> int:
     if (not fault_reachable(case.dst_off, case.dst_fault)
             or (case.dst_fault != NO_FAULT and case.dst_fault > MAX_FAULT)):
         return CASE_DST_UNREACHABLE
+    name = KINDS[case.kind]
+    if ((name in HAS_SRC and not side_faults(name, "src") and case.src_fault != NO_FAULT)
+            or (not side_faults(name, "dst") and case.dst_fault != NO_FAULT)):
+        return CASE_KERNEL_SIDE_FAULT
     if case.fill != 0 and KINDS[case.kind] != "memset":
         return CASE_BAD_FILL
     if case.disp != 0 and KINDS[case.kind] != "memmove":

@@ -3,7 +3,8 @@
 A routine file says what it is in its header comment, one ` * copyfuzz: key=value`
 line per key within the first 40 lines:
   symbol   the entry point the harness calls (required)
-  kind     copy | clear | memcpy | memset | memmove (required; docs/semantics.md)
+  kind     copy | clear | memcpy | memset | memmove | copy_from_user | copy_to_user
+           (required; docs/semantics.md)
   profile  linux | exact: the contract it is held to (default linux)
   about    one line for people
   expect   mutants only: the classes a sweep must find (comma-separated)

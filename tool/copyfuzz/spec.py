@@ -137,6 +137,10 @@ def _why_not(spec: Spec, error: int) -> str:
         return (f"disp={spec.disp} with dst_fault={spec.dst_fault} puts src further than "
                 f"{MAX_FAULT} below the fault")
     sides = {"src": (spec.src_off, spec.src_fault), "dst": (spec.dst_off, spec.dst_fault)}
+    if error == records.CASE_KERNEL_SIDE_FAULT:
+        side = records.KERNEL_SIDE[spec.kind]
+        return (f"{side}_fault={sides[side][1]}: {spec.routine} is a {spec.kind} routine, whose {side} "
+                "is kernel memory and never faults: drop it")
     if error == records.CASE_BAD_OFFSET:
         side = "src" if spec.src_off >= records.PAGE_SIZE else "dst"
         return f"{side}_off={sides[side][0]} is not a page offset: it must be below {records.PAGE_SIZE}"

@@ -118,9 +118,11 @@ def displacements(n: int) -> st.SearchStrategy[int]:
 
 
 @st.composite
-def sides(draw: st.DrawFn, kind: str, n: int) -> tuple[int, int]:
+def sides(draw: st.DrawFn, kind: str, n: int, side: str = "dst") -> tuple[int, int]:
     """(page offset, fault position or records.NO_FAULT) for one side of a case
     (memmove: n is how far above dst both buffers end, records.memmove_top)."""
+    if not records.side_faults(kind, side):  # the kernel's side of a one-way user copy
+        return draw(page_offsets()), records.NO_FAULT
     if kind in records.RETURNS_DST:
         # none, or a boundary at or past n: no access of a correct memcpy can fault
         if not draw(st.booleans()):
@@ -149,7 +151,7 @@ def cases(kind: str, profile: str, *, max_len: int = DEFAULT_MAX_LEN,
         disp = draw(displacements(n)) if kind == "memmove" else 0
         # dst before src: see the module docstring (faults move to the later side).
         dst_off, dst_fault = draw(sides(kind, records.memmove_top(n, disp)))
-        src_off, src_fault = draw(sides(kind, n)) if kind in records.HAS_SRC else (0, records.NO_FAULT)
+        src_off, src_fault = draw(sides(kind, n, "src")) if kind in records.HAS_SRC else (0, records.NO_FAULT)
         return records.Case(
             kind=records.KINDS.index(kind), profile=records.PROFILES.index(profile), id=case_id,
             n=n, src_off=src_off, dst_off=dst_off, src_fault=src_fault, dst_fault=dst_fault,

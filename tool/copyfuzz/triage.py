@@ -187,7 +187,8 @@ def neighbours(spec: Spec, xlen: int) -> list[Spec]:
     elif spec.kind == "memmove":
         low = -(n + 16)
         out += [dataclasses.replace(spec, disp=d) for d in range(low, min(spec.disp, low + 32))]
-    return out
+    kernel = records.KERNEL_SIDE.get(spec.kind)  # a one-way user copy: that side never faults
+    return [s for s in out if getattr(s, f"{kernel}_fault") is None] if kernel else out
 
 
 def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int, xlen: int,
