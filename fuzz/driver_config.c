@@ -30,6 +30,11 @@ void cf_die(const char *what)
 	exit(2);
 }
 
+/* A variable that must be a whole number of milliseconds, at most a day: anything else
+ * stops the driver (a typo would otherwise turn into 0 ms, and every case into a hang). */
+#define CF_MS_MAX 86400000ull
+static uint64_t env_ms(enum cf_env_id id);
+
 #define CF_UNSET NULL
 static const struct {
 	const char *name, *dflt;
@@ -126,8 +131,14 @@ void cf_config_load(const char *argv0)
 	for (uint16_t k = 0; k < CF_NUM_KINDS; k++)
 		if (!strcmp(cf_cfg.kind_name, kinds[k]))
 			cf_cfg.kind = k;
-	if (cf_cfg.kind == CF_NUM_KINDS)
-		cf_die("COPYFUZZ_KIND names no kind (CF_KIND_NAMES in harness/records.h)");
+	if (cf_cfg.kind == CF_NUM_KINDS) {
+		fprintf(stderr, "copyfuzz driver: COPYFUZZ_KIND=%s is not a kind (",
+			cf_cfg.kind_name);
+		for (unsigned k = 0; k < CF_NUM_KINDS; k++)
+			fprintf(stderr, "%s%s", k ? ", " : "", kinds[k]);
+		fprintf(stderr, ")\n");
+		exit(2);
+	}
 	cf_cfg.profile =
 		!strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);
@@ -145,8 +156,22 @@ void cf_config_load(const char *argv0)
 	cf_cfg.max_len = strtoull(cf_env(CF_ENV_MAX_LEN), NULL, 0);
 	if (cf_cfg.max_len > CF_MAX_LEN)
 		cf_cfg.max_len = CF_MAX_LEN;
-	cf_cfg.timeout_ms = strtoull(cf_env(CF_ENV_TIMEOUT_MS), NULL, 0);
-	cf_cfg.answer_slack_ms = strtoull(cf_env(CF_ENV_ANSWER_SLACK_MS), NULL, 0);
+	cf_cfg.timeout_ms = env_ms(CF_ENV_TIMEOUT_MS);
+	cf_cfg.answer_slack_ms = env_ms(CF_ENV_ANSWER_SLACK_MS);
+}
+
+static uint64_t env_ms(enum cf_env_id id)
+{
+	const char *text = cf_env(id);
+	char *end = NULL;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (!*text || *end || errno || text[0] == '-' || v > CF_MS_MAX) {
+		fprintf(stderr, "copyfuzz driver: %s=%s: expected milliseconds, 0 to %llu\n",
+			envs[id].name, text, CF_MS_MAX);
+		exit(2);
+	}
+	return v;
 }
 
 /* ---- the CPU ---- */

@@ -41,6 +41,8 @@ if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "
 	.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt >&2
 	cp requirements.txt "$stamp"
 fi
+# Nothing is missing: record that if we may (a user who cannot write .venv asks again).
 if [ "${checked:-}" ]; then
-	printf '%s\n' "$PACKAGES" >"$pkg_stamp.$$" && mv -f "$pkg_stamp.$$" "$pkg_stamp"
+	{ printf '%s\n' "$PACKAGES" >"$pkg_stamp.$$" && mv -f "$pkg_stamp.$$" "$pkg_stamp"; } 2>/dev/null ||
+		rm -f "$pkg_stamp.$$" 2>/dev/null || true
 fi

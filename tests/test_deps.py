@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 STAMP = ".venv/.packages.stamp"
@@ -24,7 +26,9 @@ def scratch(tmp_path: Path, installed: bool = True) -> tuple[Path, Path]:
     shutil.copy(ROOT / "scripts" / "deps.sh", root / "scripts" / "deps.sh")
     shutil.copy(ROOT / "requirements.txt", root / "requirements.txt")
     (root / ".venv" / "bin").mkdir(parents=True)
-    (root / ".venv" / "bin" / "python").symlink_to(ROOT / ".venv" / "bin" / "python")
+    python = root / ".venv" / "bin" / "python"  # only looked at (-x), never run here
+    python.write_text("#!/bin/sh\nexit 1\n")
+    python.chmod(0o755)
     shutil.copy(ROOT / "requirements.txt", root / ".venv" / ".requirements.stamp")
     fake = tmp_path / "bin"
     fake.mkdir()
@@ -70,3 +74,24 @@ def test_a_check_that_found_a_package_missing_is_not_recorded(tmp_path: Path) ->
     assert not (root / STAMP).exists()
     rc, calls = deps(root, log)
     assert rc != 0 and any(c.startswith("dpkg-query") for c in calls)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become another user")
+def test_a_user_who_cannot_write_the_stamp_still_runs(tmp_path: Path) -> None:
+    """All packages there, dpkg's database newer than the stamp, and .venv root's: the
+    check runs again, the stamp stays as it was, and the command goes on (exit 0)."""
+    top = Path(tempfile.mkdtemp(prefix="copyfuzz-deps-"))  # pytest's own tmp is root's alone
+    try:
+        top.chmod(0o755)
+        root, log = scratch(top)
+        assert deps(root, log)[0] == 0
+        os.utime(root / STAMP, (0, 0))
+        (root / ".venv").chmod(0o555)
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh",
+                               str(root / "scripts" / "deps.sh")],
+                              env={**os.environ, "PATH": f"{top / 'bin'}:{os.environ['PATH']}"},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        assert (root / STAMP).stat().st_mtime == 0
+    finally:
+        shutil.rmtree(top)

@@ -160,3 +160,16 @@ def test_the_channel_is_chosen_by_copyfuzz_channel(tmp_path: Path) -> None:
     (tmp_path / "bad").mkdir()
     proc = run_driver(tmp_path / "bad", "exit 0\n", COPYFUZZ_CHANNEL="futex")
     assert proc.returncode == 2 and "copyfuzz driver: COPYFUZZ_CHANNEL: shm or pipe" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("name, value", [
+    ("COPYFUZZ_ANSWER_SLACK_MS", "abc"), ("COPYFUZZ_ANSWER_SLACK_MS", "5s"), ("COPYFUZZ_ANSWER_SLACK_MS", "-2999"),
+    ("COPYFUZZ_ANSWER_SLACK_MS", "4294964296"), ("COPYFUZZ_TIMEOUT_MS", ""), ("COPYFUZZ_TIMEOUT_MS", "0x10"),
+    ("COPYFUZZ_KIND", "copy_from"),
+])
+def test_a_bad_setting_stops_the_driver_in_one_line(tmp_path: Path, name: str, value: str) -> None:
+    """A wait that is not a plain number of milliseconds (up to a day) would turn into 0 ms
+    (or wrap) and every case into a false hang; a kind that is no kind would run as copy."""
+    proc = run_driver(tmp_path, "exit 0\n", **{name: value})
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("copyfuzz driver:")]
+    assert proc.returncode == 2 and len(lines) == 1 and f"{name}={value}" in lines[0], proc.stderr

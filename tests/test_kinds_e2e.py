@@ -187,3 +187,29 @@ def test_fuzzing_a_one_way_copy_keeps_its_kind_in_the_regression(tmp_path: Path)
     assert "# options: --kind copy_to_user" in spec.read_text()
     replay = run_cli("replay", str(tmp_path / "r"), "--json")
     assert replay.returncode == 1, replay.stdout + replay.stderr
+
+
+def test_a_hypothesis_failure_keeps_the_kind_for_repro(tmp_path: Path) -> None:
+    proc = run_cli("fuzz", NO_STORE_ENTRY, "--symbol", "__asm_copy_to_user:copy_to_user", "--engine", "hypothesis",
+                   "--time", "60", "--until", "unhandled-fault", "--seed", "1", "--json", "--corpus",
+                   str(tmp_path / "c"), "--findings", str(tmp_path / "f"), "--regressions", str(tmp_path / "r"))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    failure = tmp_path / "f" / "hypothesis-unhandled-fault.failure"
+    text = failure.read_text()
+    assert "# options: --kind copy_to_user\n" in text, text
+    assert f"copyfuzz fuzz {NO_STORE_ENTRY} --symbol __asm_copy_to_user --kind copy_to_user" in text, text
+    repro = run_cli("repro", str(failure), "--json")
+    assert repro.returncode == 1 and json.loads(repro.stdout)["kind"] == "copy_to_user", repro.stdout + repro.stderr
+
+
+def test_coverage_of_a_one_way_copy_leaves_out_the_kernels_fault_paths() -> None:
+    """The bytewise body has two table entries (its load and its store); as a one-way copy
+    only the user side's can fault, so a full sweep covers every fault path it has."""
+    fault_paths = {}
+    for kind in ("copy", "copy_from_user", "copy_to_user"):
+        proc = run_cli("cov", "arch/riscv/copy_user_bytewise.S", "--symbol", f"__asm_copy_to_user:{kind}",
+                       "--max-len", "8", "--json")
+        assert proc.returncode == 0, proc.stderr
+        cov = json.loads(proc.stdout)["coverage"]
+        fault_paths[kind] = (cov["fault_covered"], cov["fault_edges"])
+    assert fault_paths == {"copy": (2, 2), "copy_from_user": (1, 1), "copy_to_user": (1, 1)}, fault_paths

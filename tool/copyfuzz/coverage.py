@@ -2,7 +2,9 @@
 
 The edges that matter in a copy routine are its decisions and its fault paths:
 each conditional branch has two (taken, not taken) and each exception-table entry
-one (the access faulting into its fixup). The static side comes from the audit's
+one (the access faulting into its fixup), except an entry on an access through the
+kernel's own buffer of copy_from_user or copy_to_user (the audit's origin "kernel"),
+which can never fault. The static side comes from the audit's
 Capstone listing; the dynamic side from the plugin: which instructions ran, how
 execution left each one (FLOW_NEXT / FLOW_JUMP), and which table entries the
 executor faulted through. Sources: a live PluginMemory, or the fuzz driver's
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import plugin
-from .audit import Audit
+from .audit import KERNEL, Audit
 
 
 @dataclass
@@ -57,9 +59,11 @@ def measure(audit: Audit, ran: set[int], flow: dict[int, int], entries_taken: se
     """ran: addresses executed; flow: FLOW_* bits by address; entries_taken: table indices faulted through."""
     branches = [i for i in audit.listing if i.flow == "branch"]
     covered = sum(bool(flow.get(i.addr, 0) & bit) for i in branches for bit in (plugin.FLOW_NEXT, plugin.FLOW_JUMP))
+    kernel_side = {i.addr for i in audit.listing if i.origin == KERNEL}
+    faultable = [k for k, (insn, _) in enumerate(audit.table) if insn not in kernel_side]
     return Coverage(instructions=len(audit.listing), executed=sum(1 for i in audit.listing if i.addr in ran),
-                    branch_edges=2 * len(branches), branch_covered=covered, fault_edges=len(audit.table),
-                    fault_covered=sum(1 for k in range(len(audit.table)) if k in entries_taken), cases=cases)
+                    branch_edges=2 * len(branches), branch_covered=covered, fault_edges=len(faultable),
+                    fault_covered=sum(1 for k in faultable if k in entries_taken), cases=cases)
 
 
 def from_plugin(audit: Audit, mem: plugin.PluginMemory) -> Coverage:

@@ -7,6 +7,7 @@ class until the time is up (or, with --until, the class is found).
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 
@@ -113,9 +114,14 @@ def write_failure(c: Campaign, case: records.Case, new_errors: int) -> Path:
     cls = records.class_names(new_errors)[0]
     path = c.findings_dir / f"hypothesis-{cls}.failure"
     spec = format_spec(c.spec_of(case))
-    text = (f"# Hypothesis failure: copyfuzz fuzz {c.routine.name} --engine hypothesis "
-            f"--seed {c.seed}\n# classes: {','.join(records.class_names(new_errors))}\n"
-            f"# Falsifying example: search(case={case!r})\n{spec}\n")
+    # the build (a file's -D and kind, --xlen, --isa): repro reads it back as a regression's
+    options = c.routine.repro_options
+    file, _, symbol = c.routine.name.rpartition(":") if c.routine.external_elf else ("", "", "")
+    target = shlex.join([file, "--symbol", symbol]) if file else c.routine.name
+    text = (f"# Hypothesis failure: copyfuzz fuzz {target}{' ' + shlex.join(options) if options else ''} "
+            f"--engine hypothesis --seed {c.seed}\n# classes: {','.join(records.class_names(new_errors))}\n"
+            + (f"# options: {shlex.join(options)}\n" if options else "")
+            + f"# Falsifying example: search(case={case!r})\n{spec}\n")
     atomic.write(path, text)
     return path
 
