@@ -168,3 +168,21 @@ def test_replay_of_clean_specs_exits_0(tmp_path: Path) -> None:
     proc = run_cli("replay", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "riscv/copy_user" in proc.stdout and "riscv/clear_user" in proc.stdout
+
+
+@pytest.mark.parametrize("engine", ["libfuzzer", "hypothesis"])
+def test_a_damaged_regression_stops_the_campaign_in_one_line(tmp_path: Path, engine: str) -> None:
+    """A regression of the routine whose spec cannot be (a fault no page boundary makes) is
+    refused before fuzzing, as replay refuses it; a finding would else be filed under it."""
+    regs = tmp_path / "r"
+    regs.mkdir()
+    bad = regs / "riscv__copy_user--wrong-data.spec"
+    bad.write_text("# class: wrong-data\n# fault-pc: none\nriscv/copy_user:n=1,src_off=3,src_fault=5,dst_off=0\n")
+    proc = run_cli("fuzz", "riscv/copy_user", "--engine", engine, "--time", "1", "--corpus", str(tmp_path / "c"),
+                   "--findings", str(tmp_path / "f"), "--regressions", str(regs))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"copyfuzz: {bad}: src_fault=5 cannot happen with src_off=3"), line
+    assert run_cli("replay", str(regs)).returncode == 2
+    repro = run_cli("repro", str(bad), "--json")  # names the file too
+    assert repro.returncode == 2 and json.loads(repro.stdout)["error"].startswith(f"{bad}: src_fault=5"), repro.stdout

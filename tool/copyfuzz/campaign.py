@@ -390,19 +390,31 @@ def keep_artifact(findings_dir: Path, artifact: Path) -> Path:
     return dest
 
 
-def seed_corpus(c: Campaign) -> int:
-    """Encodings of this routine's regressions, into an empty corpus. A regression that
-    still reproduces is counted as a known finding instead: in the corpus, it would stop
-    every libFuzzer round as soon as the corpus is loaded."""
-    if c.corpus_size:
-        return 0
+def regression_specs(c: Campaign) -> list[tuple[regressions.Regression, Spec]]:
+    """This build's regressions and their cases. One whose spec does not parse is damaged:
+    refused, as replay does (a finding would otherwise be filed as saved before under it)."""
     r = c.routine
-    seeds: list[tuple[regressions.Regression, Spec, bytes]] = []
+    specs: list[tuple[regressions.Regression, Spec]] = []
     for reg in regressions.for_routine(c.regressions, r):
         try:
-            spec = parse_fields(r.name, r.kind, reg.fields)
+            specs.append((reg, parse_fields(r.name, r.kind, reg.fields)))
+        except CopyfuzzError as e:
+            raise CopyfuzzError(f"{reg.path}: {e}") from None
+    return specs
+
+
+def seed_corpus(c: Campaign, specs: list[tuple[regressions.Regression, Spec]]) -> int:
+    """Encodings of this routine's regressions (regression_specs), into an empty corpus. A
+    regression that still reproduces is counted as a known finding instead: in the
+    corpus, it would stop every libFuzzer round as soon as the corpus is loaded."""
+    r = c.routine
+    if c.corpus_size:
+        return 0
+    seeds: list[tuple[regressions.Regression, Spec, bytes]] = []
+    for reg, spec in specs:
+        try:
             seeds.append((reg, spec, fuzzinput.encode(spec)))
-        except (ValueError, CopyfuzzError):
+        except ValueError:  # a case an input cannot ask for (n above 65535): no seed
             continue
     if not seeds:
         return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import build, files, known, records
 from .audit import audit_routine
-from .campaign import Campaign, report, seed_corpus
+from .campaign import Campaign, regression_specs, report, seed_corpus
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .selection import file_routines, take_file_target, with_isa
@@ -83,8 +83,9 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     c.baseline = baseline
     c.start()
     try:
+        specs = regression_specs(c)
         if args.engine != "hypothesis":  # Hypothesis draws its own cases: no corpus
-            c.seeded = seed_corpus(c)
+            c.seeded = seed_corpus(c, specs)
         show = not args.json and sys.stderr.isatty()
         if not args.json:
             where = "" if args.engine == "hypothesis" else f", corpus {corpus_dir} ({c.corpus_size} inputs)"

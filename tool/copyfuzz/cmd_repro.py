@@ -342,7 +342,10 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     if isinstance(rest, bytes):
         spec = dataclasses.replace(fuzzinput.decode(rest, routine.kind), routine=routine.name)
     else:
-        spec = parse_fields(routine.name, routine.kind, rest)
+        try:
+            spec = parse_fields(routine.name, routine.kind, rest)
+        except CopyfuzzError as e:  # a spec from a file: say which file, as replay does
+            raise CopyfuzzError(f"{args.spec}: {e}" if Path(args.spec).is_file() else str(e)) from None
     profile = args.profile or routine.profile
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen)
