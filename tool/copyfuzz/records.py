@@ -394,9 +394,8 @@ def case_check(case: Case, kind: int | None = None) -> int:
     if (not fault_reachable(case.dst_off, case.dst_fault)
             or (case.dst_fault != NO_FAULT and case.dst_fault > MAX_FAULT)):
         return CASE_DST_UNREACHABLE
-    name = KINDS[case.kind]
-    if ((name in HAS_SRC and not side_faults(name, "src") and case.src_fault != NO_FAULT)
-            or (not side_faults(name, "dst") and case.dst_fault != NO_FAULT)):
+    kernel = KERNEL_SIDE.get(KINDS[case.kind])  # a one-way user copy's side that never faults
+    if kernel and getattr(case, f"{kernel}_fault") != NO_FAULT:
         return CASE_KERNEL_SIDE_FAULT
     if case.fill != 0 and KINDS[case.kind] != "memset":
         return CASE_BAD_FILL
