@@ -5,15 +5,20 @@
 #   make check                deps, build, C unit tests (ASan+UBSan), pytest
 #   make O=/tmp/out ...       build elsewhere (./copyfuzz reads the same O from its environment)
 #
-# Kernel habits: ARCH=riscv, CROSS_COMPILE=riscv64-linux-gnu-, CC=, V=1.
+# Kernel habits: ARCH=riscv|arm64, CROSS_COMPILE=riscv64-linux-gnu-, CC=, V=1.
 
 ARCH          ?= riscv
-XLEN          ?= 64
-CROSS_COMPILE ?= riscv64-linux-gnu-
-QEMU          ?= qemu-riscv$(XLEN)
 HOSTCC        ?= clang
 O             ?= build
 PYTHON        ?= .venv/bin/python
+
+# Everything that is one architecture's own (XLEN, CROSS_COMPILE and QEMU defaults, flags,
+# its build directory's name, its exception-table relocations) is in its target.mk.
+ARCHES := $(notdir $(patsubst %/,%,$(dir $(wildcard harness/arch/*/target.mk))))
+ifeq ($(filter $(ARCH),$(ARCHES)),)
+$(error ARCH=$(ARCH) is not one of: $(ARCHES))
+endif
+include harness/arch/$(ARCH)/target.mk
 
 ifeq ($(origin CC),default)
 CC := $(CROSS_COMPILE)gcc
@@ -28,43 +33,27 @@ else
 Q := @
 endif
 
-ifeq ($(XLEN),64)
-ARCH_FLAGS := -march=rv64gc -mabi=lp64d
-LIBGCC     := -lgcc
-else ifeq ($(XLEN),32)
-ARCH_FLAGS := -march=rv32gc -mabi=ilp32d
-LIBGCC     :=  # RV64-only in Debian: harness/libc.c has the helpers
-else
-$(error XLEN must be 64 or 32)
-endif
-
-BUILD   := $(O)/$(ARCH)$(XLEN)
+BUILD   := $(O)/$(BUILD_NAME)
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 TFLAGS  := $(ARCH_FLAGS) -std=c11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
-           -fno-stack-protector -fno-tree-loop-distribute-patterns -mcmodel=medany \
-           -mno-relax -Iharness -Iref
+           -fno-stack-protector -fno-tree-loop-distribute-patterns $(ARCH_CFLAGS) \
+           -Iharness -Iharness/arch/$(ARCH) -Iref
 ASFLAGS_ROUTINE := -Iarch/$(ARCH)/include
-# How a routine is assembled, ours or a file from elsewhere: as the kernel and bare-metal
-# libraries build (no PIC/PIE, medany), so `la sym` is auipc+addi and not a GOT load, and
-# the listing shows the file's own instructions (the compiler's default here is PIE).
-ROUTINE_FLAGS := -fno-pic -fno-pie -mcmodel=medany
-
 HARNESS_C := harness/executor.c harness/arena.c harness/cases.c harness/extable.c \
              harness/trap.c harness/util.c harness/libc.c ref/ref.c
 HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(HARNESS_C)) $(BUILD)/obj/harness/call.o
-HEADERS := $(wildcard harness/*.h ref/*.h)
+HEADERS := $(wildcard harness/*.h harness/arch/*.h harness/arch/$(ARCH)/*.h ref/*.h)
 
 # Routines: every arch/$(ARCH)/*.S and arch/$(ARCH)/mutants/*.S, described by
 # their " * copyfuzz: key=value" header lines (docs/routines.md).
 ROUTINE_SRCS := $(sort $(wildcard arch/$(ARCH)/*.S arch/$(ARCH)/mutants/*.S))
 routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
-# A routine's " * copyfuzz: isa=rv64gcv" line: its -march (the same extensions at rv32
-# under XLEN=32), after ARCH_FLAGS so that it wins; the harness stays rv64gc/rv32gc.
-routine_march = $(if $(call routine_meta,$(1),isa),-march=$(subst rv64,rv$(XLEN),$(call routine_meta,$(1),isa)))
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
-.PHONY: all deps check check-fast lint test-c test-py clean list-executors plugin fuzz-targets
+# Every architecture and width the executors are built for (ARCH:XLEN, for check-fast).
+FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64
+.PHONY: all deps check freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
@@ -84,9 +73,9 @@ $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(TFLAGS) -c $< -o $(TMP) && mv -f $(TMP) $@
 
-$(BUILD)/obj/harness/call.o: harness/call.S harness/call.h Makefile
+$(BUILD)/obj/harness/call.o: harness/arch/$(ARCH)/call.S harness/call.h Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ARCH_FLAGS) -Iharness -c $< -o $(TMP) && mv -f $(TMP) $@
+	$(Q)$(CC) $(ARCH_FLAGS) -Iharness -Iharness/arch/$(ARCH) -c $< -o $(TMP) && mv -f $(TMP) $@
 
 # One relocatable harness whose mem* helpers are local: a routine named
 # memcpy must neither serve the harness nor be served by it.
@@ -99,10 +88,10 @@ $(BUILD)/harness.o: $(HARNESS_OBJS)
 # Executors are linked by harness/link-executor.sh, the one link recipe: here for bundled
 # routines, by the tool for files from outside the tree (copyfuzz check), whose names
 # never pass through make. It takes the toolchain from these variables, exported to it.
-LINK_VARS := CC OBJCOPY NM READELF ARCH_FLAGS ROUTINE_FLAGS TFLAGS LIBGCC
+LINK_VARS := CC OBJCOPY NM READELF ARCH_FLAGS ROUTINE_FLAGS TFLAGS LIBGCC EXTABLE_ABS_RELOCS EXTABLE_REL_RELOCS
 $(foreach v,$(LINK_VARS),$(eval export CF_LINK_$(v) = $$($(v))))
 LINK_DEPS := $(BUILD)/harness.o harness/link-executor.sh harness/target.c harness/target.h \
-             harness/extable-format.sh Makefile
+             harness/extable-format.sh Makefile harness/arch/$(ARCH)/target.mk
 
 # Bundled routines: metadata from their header lines; includes from arch/.
 # The metadata is read when the recipe runs ($$(call ...)), not when make reads this
@@ -177,6 +166,8 @@ $(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c $(HEADERS) Makefile
 	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c harness/arena.c && \
 	  mv -f $(TMP) $@
 
+freestanding-ref: $(BUILD)/obj/ref/ref.o
+
 test-c: $(O)/host/test_ref
 	$(Q)$(O)/host/test_ref
 
@@ -207,9 +198,10 @@ check: deps
 # executor (unit tests, fake executors); `make check` runs everything.
 check-fast: deps
 	$(Q)$(MAKE) --no-print-directory $(O)/host/test_ref $(O)/host/libcfref.so
-	@# the oracle is also built freestanding into the executors of both XLENs (RV32 has
+	@# the oracle is also built freestanding into the executors of every target (RV32 has
 	@# no glibc headers): a header it cannot have fails here, not in the docs tests
-	$(Q)for x in 64 32; do $(MAKE) --no-print-directory XLEN=$$x $(O)/$(ARCH)$$x/obj/ref/ref.o || exit 1; done
+	$(Q)for t in $(FREESTANDING_TARGETS); do \
+	  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') freestanding-ref || exit 1; done
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(PYTHON) -m pytest -q -m "not e2e"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc

@@ -2,15 +2,17 @@
 /*
  * call.h - calling the routine under test through a checking trampoline.
  *
- * cf_call_target() (call.S) saves the harness's callee-saved registers,
- * loads known values into s0-s11, calls c->fn(c->args[0..2]), and records
- * s0-s11, sp, gp, tp and ra as the routine left them. It also clears
- * fflags before the call and records it after: kernel files built against
- * the compat headers (harness/compat) switch user access (SR_SUM) on
- * fflags.NX, so a routine that returns with it still on is visible. The signal handlers
- * can abandon a call (unhandled fault, crash, hang) by resuming at
- * cf_call_unwind with any register state: the unwind path restores the
- * harness's own stack, gp and tp from this structure.
+ * cf_call_target() (harness/arch/<arch>/call.S) saves the harness's callee-saved
+ * registers, loads known values into the routine's callee-saved set (s_in[]: s0-s11 on
+ * RISC-V, x19-x29 and x18 on arm64), calls c->fn(c->args[0..2]), and records that set,
+ * sp, gp, tp and the return address as the routine left them (an architecture without
+ * gp or tp records the same value in and out). It also clears the architecture's
+ * stand-in for user-access state before the call and records it after
+ * (uaccess_out; CF_UACCESS_ON in arch_sys.h): kernel files built against the compat
+ * headers (harness/compat) switch user access on it, so a routine that returns with it
+ * still on is visible. The signal handlers can abandon a call (unhandled fault, crash,
+ * hang) by resuming at cf_call_unwind with any register state: the unwind path restores
+ * the harness's own stack and registers from this structure.
  */
 #ifndef CF_CALL_H
 #define CF_CALL_H
@@ -29,7 +31,7 @@
 #define CF_CALL_TP_OUT 34
 #define CF_CALL_RA_OUT 35
 #define CF_CALL_STATUS 36 /* one word: enum cf_call_status */
-#define CF_CALL_FFLAGS_OUT 37 /* fflags on return: bit 0 (NX) is the compat SUM bit */
+#define CF_CALL_UACCESS_OUT 37 /* the user-access stand-in on return (CF_UACCESS_ON) */
 #define CF_CALL_WORDS 38
 
 /* c->status */
@@ -50,7 +52,7 @@ struct cf_call {
 	uintptr_t s_in[12], s_out[12];
 	uintptr_t sp_out, gp_out, tp_out, ra_out;
 	volatile uintptr_t status;
-	uintptr_t fflags_out;
+	uintptr_t uaccess_out;
 	/* C-only from here: filled by the signal handlers */
 	uint64_t seq; /* bumped per call: the watchdog's notion of progress */
 	uint32_t faults;

@@ -66,7 +66,7 @@ static void attach_plugin(uint64_t fd)
 		fail("--plugin-fd: cannot map the plugin's shared memory");
 	if (plugin->plugin_ready != CF_PLUGIN_MAGIC)
 		fail("--plugin-fd: the QEMU plugin is not loaded on that fd "
-		     "(run under qemu-riscv64 -plugin cfplugin.so,fd=N)");
+		     "(run under qemu -plugin cfplugin.so,fd=N)");
 	plugin->magic = CF_PLUGIN_MAGIC;
 	plugin->version = CF_PLUGIN_VERSION;
 	plugin->fixup_lo = (uintptr_t)cf_target.fixup_start;
@@ -298,7 +298,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	o.ret = call.ret;
 	if (o.outcome == CF_OUT_RETURNED) {
 		o.regs_bad = check_registers(&o.reg_got);
-		o.uaccess_left_on = call.fflags_out & 1;
+		o.uaccess_left_on = CF_UACCESS_ON(call.uaccess_out) != 0;
 	}
 	o.dst = dst;
 	o.before = before;
@@ -349,13 +349,15 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 static void mode_info(void)
 {
 	static const char *const kinds[CF_NUM_KINDS] = {CF_KIND_NAMES};
-	static const char *formats[] = {"none", "abs", "rel"};
+	static const char *formats[] = {"none", "abs", "rel", "rel8"};
 	cf_out_str("name=");
 	cf_out_str(cf_target.name);
 	cf_out_str("\nkind=");
 	cf_out_str(kinds[cf_target.kind]);
 	cf_out_str("\nsymbol=");
 	cf_out_str(cf_target.symbol);
+	cf_out_str("\narch=");
+	cf_out_str(CF_ARCH_NAME);
 	cf_out_str("\nxlen=");
 	cf_out_dec(sizeof(void *) * 8);
 	cf_out_str("\nextable=");

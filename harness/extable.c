@@ -6,6 +6,10 @@ struct rel_entry {
 	int16_t type, data;
 };
 
+struct rel8_entry {
+	int32_t insn, fixup;
+};
+
 struct abs_entry {
 	uintptr_t insn, fixup;
 };
@@ -17,6 +21,8 @@ static size_t entry_size(enum cf_extable_format f)
 		return sizeof(struct abs_entry);
 	case CF_EXTABLE_REL:
 		return sizeof(struct rel_entry);
+	case CF_EXTABLE_REL8:
+		return sizeof(struct rel8_entry);
 	default:
 		return 0;
 	}
@@ -35,9 +41,10 @@ void cf_extable_entry(const struct cf_extable *t, size_t i, uintptr_t *insn, uin
 		*insn = e->insn;
 		*fixup = e->fixup;
 	} else {
-		const struct rel_entry *e = (const struct rel_entry *)t->start + i;
-		*insn = (uintptr_t)&e->insn + (intptr_t)e->insn;
-		*fixup = (uintptr_t)&e->fixup + (intptr_t)e->fixup;
+		/* Both relative layouts start { int insn, fixup; }: offsets from each field. */
+		const int32_t *e = (const int32_t *)(t->start + i * entry_size(t->format));
+		*insn = (uintptr_t)&e[0] + (intptr_t)e[0];
+		*fixup = (uintptr_t)&e[1] + (intptr_t)e[1];
 	}
 }
 

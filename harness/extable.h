@@ -2,10 +2,12 @@
 /*
  * extable.h - looking a faulting PC up in the routine's exception table.
  *
- * Two layouts exist in RISC-V kernels (docs/formats.md):
- *  - absolute: { unsigned long insn, fixup; } (through about 5.17);
+ * Three layouts exist in kernels (docs/formats.md):
+ *  - absolute: { unsigned long insn, fixup; } (RISC-V through about 5.17, ARM,
+ *    arm64 through 4.5);
  *  - relative: { int insn, fixup; short type, data; }, each offset relative
- *    to the address of its own field (5.18 onward).
+ *    to the address of its own field (RISC-V 5.18 onward, arm64 5.16 onward);
+ *  - relative pairs: { int insn, fixup; } (arm64 4.6 to 5.15).
  * The build tells them apart from the routine's object file (the relocations
  * against __ex_table) and records the answer in the target descriptor.
  */
@@ -19,6 +21,7 @@ enum cf_extable_format {
 	CF_EXTABLE_NONE = 0,
 	CF_EXTABLE_ABS = 1,
 	CF_EXTABLE_REL = 2,
+	CF_EXTABLE_REL8 = 3,
 };
 
 struct cf_extable {

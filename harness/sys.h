@@ -2,9 +2,10 @@
 /*
  * sys.h - the few system calls the harness makes.
  *
- * The executor is freestanding (Debian ships no rv32 C library), so on RISC-V
- * these are raw `ecall`s with asm-generic numbers. Built natively (unit tests
- * of the arena and case generator), the same names map onto libc.
+ * The executor is freestanding (Debian ships no rv32 C library), so these are
+ * raw system calls: the instruction and the numbers are each architecture's
+ * (harness/arch/<arch>/arch_sys.h). Built natively (unit tests of the arena and
+ * case generator), the same names map onto libc.
  */
 #ifndef CF_SYS_H
 #define CF_SYS_H
@@ -23,40 +24,10 @@
 #define CF_SIGSEGV 11
 #define CF_SIGALRM 14
 
-#if defined(__riscv) && !defined(CF_HOSTED)
+#ifndef CF_HOSTED
 
-#define CF_NR_close 57
-#define CF_NR_read 63
-#define CF_NR_write 64
-#define CF_NR_exit_group 94
-#define CF_NR_setitimer 103
-#define CF_NR_setrlimit 164
-#define CF_NR_sigaltstack 132
-#define CF_NR_rt_sigaction 134
-#define CF_NR_munmap 215
-#define CF_NR_mmap 222
-#define CF_NR_mprotect 226
-#if __riscv_xlen == 32
-#define CF_NR_futex 422 /* futex_time64: rv32 has no futex with a 32-bit time */
-#else
-#define CF_NR_futex 98
-#endif
-
-static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long a0 __asm__("a0") = a;
-	register long a1 __asm__("a1") = b;
-	register long a2 __asm__("a2") = c;
-	register long a3 __asm__("a3") = d;
-	register long a4 __asm__("a4") = e;
-	register long a5 __asm__("a5") = f;
-	register long a7 __asm__("a7") = nr;
-	__asm__ volatile("ecall"
-			 : "+r"(a0)
-			 : "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5), "r"(a7)
-			 : "memory");
-	return a0;
-}
+/* cf_syscall6 and the CF_NR_* numbers: harness/arch/$(ARCH)/arch_sys.h (-Iharness/arch/$(ARCH)). */
+#include "arch_sys.h"
 
 #define cf_syscall3(nr, a, b, c) cf_syscall6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 

@@ -5,13 +5,7 @@
 #include "sys.h"
 #include "util.h"
 
-/* Kernel ABI structures for RISC-V (asm-generic signal ABI, no sa_restorer). */
-struct k_sigaction {
-	void (*handler)(int, void *, void *);
-	unsigned long flags;
-	uint64_t mask;
-};
-
+/* The kernel's signal ABI that every architecture shares (arch_frame.h has the rest). */
 struct k_siginfo {
 	int signo, err, code; /* code: si_code (why: ILL_ILLOPC, TRAP_BRKPT, BUS_ADRALN...) */
 	union {
@@ -26,24 +20,11 @@ struct k_stack {
 	unsigned long size;
 };
 
-/* struct ucontext: mcontext starts 16-aligned after a 1024-bit sigmask area;
- * its first words are pc, then x1..x31. */
-struct k_ucontext {
-	unsigned long flags;
-	void *link;
-	struct k_stack stack;
-	uint64_t sigmask;
-	uint8_t unused[1024 / 8 - sizeof(uint64_t)];
-	unsigned long gregs[32] __attribute__((aligned(16))); /* [0] = pc, [i] = xi */
-};
-_Static_assert(__builtin_offsetof(struct k_ucontext, gregs) == (sizeof(long) == 8 ? 176 : 160),
-	       "riscv ucontext layout");
+#include "arch_frame.h"
 
 #define K_SA_SIGINFO 0x4ul
 #define K_SA_ONSTACK 0x08000000ul
 #define K_SA_RESTART 0x10000000ul
-#define REG_PC 0
-#define REG_SP 2
 
 struct cf_call *volatile cf_active_call;
 
@@ -60,7 +41,7 @@ static int in_trampoline(uintptr_t pc)
 static void abandon(struct k_ucontext *uc, struct cf_call *c, uintptr_t status)
 {
 	c->status = status;
-	uc->gregs[REG_PC] = (unsigned long)cf_call_unwind;
+	CF_UC_PC(uc) = (unsigned long)cf_call_unwind;
 }
 
 /*
@@ -94,7 +75,7 @@ static void on_sync_signal(int sig, void *si_, void *uc_)
 	struct k_siginfo *si = si_;
 	struct k_ucontext *uc = uc_;
 	struct cf_call *c = cf_active_call;
-	uintptr_t pc = uc->gregs[REG_PC];
+	uintptr_t pc = CF_UC_PC(uc);
 	uintptr_t addr = (uintptr_t)si->u.addr;
 
 	if (!c || in_trampoline(pc))
@@ -125,7 +106,7 @@ static void on_sync_signal(int sig, void *si_, void *uc_)
 		abandon(uc, c, CF_CALL_HUNG);
 		return;
 	}
-	uc->gregs[REG_PC] = fixup;
+	CF_UC_PC(uc) = fixup;
 }
 
 static uint64_t watched_seq;
@@ -142,17 +123,15 @@ static void on_alarm(int sig, void *si, void *uc_)
 		watched_ticks = 0;
 		return;
 	}
-	if (++watched_ticks < CF_WATCHDOG_TICKS || in_trampoline(uc->gregs[REG_PC]))
+	if (++watched_ticks < CF_WATCHDOG_TICKS || in_trampoline(CF_UC_PC(uc)))
 		return;
 	watched_ticks = 0;
 	abandon(uc, c, CF_CALL_HUNG);
 }
 
-#if defined(__riscv) && !defined(CF_HOSTED)
 static int set_handler(int sig, void (*fn)(int, void *, void *), unsigned long flags, uint64_t mask)
 {
-	struct k_sigaction sa = {fn, flags | K_SA_SIGINFO | K_SA_ONSTACK, mask};
-	return (int)cf_syscall6(CF_NR_rt_sigaction, sig, (long)&sa, 0, 8, 0, 0);
+	return cf_sigaction(sig, fn, flags | K_SA_SIGINFO | K_SA_ONSTACK, mask);
 }
 
 int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms, uint64_t *extable_hits,
@@ -179,4 +158,3 @@ int cf_trap_init(const struct cf_extable *table, uint32_t timeout_ms, uint64_t *
 		       (long)(tick_us / 1000000u), (long)(tick_us % 1000000u)};
 	return cf_syscall3(CF_NR_setitimer, 0 /* ITIMER_REAL */, itv, 0) == 0 ? 0 : -1;
 }
-#endif

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 from conftest import ROOT
-from copyfuzz import executor, records
+from copyfuzz import executor, records, targets
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -124,7 +124,7 @@ def test_enumerators(layout: list[list[str]]) -> None:
     expected.update({"CF_EXEC_TIMEOUT_MS_DEFAULT": records.EXEC_TIMEOUT_MS_DEFAULT,
                      "CF_EXEC_TIMEOUT_MS_MAX": records.EXEC_TIMEOUT_MS_MAX,
                      "CF_EXEC_MAX_HANGS_DEFAULT": records.EXEC_MAX_HANGS_DEFAULT})
-    regs = {name: bit for bit, name in records.REG_NAMES.items()}
+    regs = {name: bit for bit, name in enumerate(targets.RISCV.regs)}
     expected.update({"CF_REG_S0": regs["s0"], "CF_REG_SP": regs["sp"], "CF_REG_GP": regs["gp"],
                      "CF_REG_TP": regs["tp"], "CF_REG_RA": regs["ra"]})
     assert enums == expected

@@ -22,7 +22,7 @@ def test_discovers_routines_and_mutants_not_includes(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("O", raising=False)  # executors under the default build/
     routines = discover(FIXTURE)
     assert [r.name for r in routines] == [
-        "riscv/clear_user", "riscv/copy_user", "rv32/memcpy", "riscv/mutants/fixup-full-size",
+        "arm64/memcpy", "riscv/clear_user", "riscv/copy_user", "riscv/mutants/fixup-full-size",
     ]
     by = {r.name: r for r in routines}
     cu = by["riscv/copy_user"]
@@ -33,6 +33,8 @@ def test_discovers_routines_and_mutants_not_includes(monkeypatch: pytest.MonkeyP
     m = by["riscv/mutants/fixup-full-size"]
     assert m.is_mutant and m.expect == ("no-progress", "store-beyond-reported")
     assert m.file_stem == "riscv__mutants__fixup-full-size"
+    arm = by["arm64/memcpy"]  # each architecture's own build directory and width (targets.py)
+    assert (arm.arch, arm.xlen, arm.elf) == ("arm64", 64, "build/arm64/arm64/memcpy.elf")
     assert m.elf == "build/riscv64/riscv/mutants/fixup-full-size.elf"
 
 

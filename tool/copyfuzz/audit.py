@@ -511,11 +511,11 @@ def _origin(value: Value) -> str:
 
 def read_table(data: bytes, base: int, fmt: str, xlen: int) -> list[tuple[int, int]]:
     """Entries (insn, fixup) of a linked __ex_table in either format."""
-    if fmt == "rel":
-        size = 12
+    if fmt in ("rel", "rel8"):  # { int insn, fixup; [short type, data;] } (extable.h)
+        size = 12 if fmt == "rel" else 8
         entries = []
         for off in range(0, len(data) - len(data) % size, size):
-            insn, fixup, _type, _data = struct.unpack_from("<iihh", data, off)
+            insn, fixup = struct.unpack_from("<ii", data, off)
             entries.append((base + off + insn, base + off + 4 + fixup))
         return entries
     if fmt == "abs":

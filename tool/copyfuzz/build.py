@@ -8,69 +8,60 @@ runs `make -s <targets>` at the repository root.
 from __future__ import annotations
 
 import os
-import platform
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from . import checkfile, paths
+from . import checkfile, paths, targets
 from .errors import CopyfuzzError
 
 if TYPE_CHECKING:
     from .routines import Routine
 
-DEFAULT_CROSS_COMPILE = "riscv64-linux-gnu-"
-INSTALL_HINT = "run 'make deps' to install it (qemu-user, gcc-riscv64-linux-gnu, ...)"
+INSTALL_HINT = "run 'make deps' to install it (qemu-user, gcc-riscv64-linux-gnu, gcc-aarch64-linux-gnu, ...)"
 
 
-def cross_compile() -> str:
-    return os.environ.get("CROSS_COMPILE", DEFAULT_CROSS_COMPILE)
+def qemu_command(xlen: int = 64, arch: str = "riscv") -> list[str]:
+    return targets.get(arch).qemu_command(xlen)
 
 
-def qemu_command(xlen: int = 64) -> list[str]:
-    # QEMU may carry options, e.g. "qemu-riscv64 -cpu rv64,v=true"; it names the
-    # emulator for the XLEN being run, as in the Makefile (QEMU ?= qemu-riscv$(XLEN)).
-    default = f"qemu-riscv{xlen}"
-    return shlex.split(os.environ.get("QEMU", default)) or [default]
+def native(xlen: int = 64, arch: str = "riscv") -> bool:
+    """riscv64 hosts run RV64 executors directly, aarch64 hosts arm64 ones; RV32 ones
+    still go through QEMU."""
+    return targets.get(arch).native(xlen)
 
 
-def native(xlen: int = 64) -> bool:
-    """riscv64 hosts run RV64 executors directly; RV32 ones still go through QEMU."""
-    return platform.machine() == "riscv64" and xlen == 64
-
-
-def run_prefix(xlen: int = 64) -> list[str]:
+def run_prefix(xlen: int = 64, arch: str = "riscv") -> list[str]:
     """What goes before an executor's path on the command line."""
-    return [] if native(xlen) else qemu_command(xlen)
+    return [] if native(xlen, arch) else qemu_command(xlen, arch)
 
 
 def routine_prefix(r: "Routine") -> list[str]:
     """What goes before a routine's executor: QEMU with the -cpu of its ISA (isa.py)."""
-    if native(r.xlen):
+    if native(r.xlen, r.arch):
         return []
     cpu = r.qemu_cpu
-    return qemu_command(r.xlen) + (["-cpu", cpu] if cpu else [])
+    return qemu_command(r.xlen, r.arch) + (["-cpu", cpu] if cpu else [])
 
 
-def required_tools(xlen: int = 64) -> list[str]:
-    tools = ["make", f"{cross_compile()}gcc"]
-    if not native(xlen):
-        tools.append(qemu_command(xlen)[0])
+def required_tools(xlen: int = 64, arch: str = "riscv") -> list[str]:
+    tools = ["make", f"{targets.get(arch).cross()}gcc"]
+    if not native(xlen, arch):
+        tools.append(qemu_command(xlen, arch)[0])
     return tools
 
 
-def check_tools(tools: list[str] | None = None, xlen: int = 64) -> None:
-    for tool in tools if tools is not None else required_tools(xlen):
+def check_tools(tools: list[str] | None = None, xlen: int = 64, arch: str = "riscv") -> None:
+    for tool in tools if tools is not None else required_tools(xlen, arch):
         if shutil.which(tool) is None:
             raise CopyfuzzError(f"'{tool}' not found: {INSTALL_HINT}")
 
 
-def check_runner(xlen: int = 64) -> None:
+def check_runner(xlen: int = 64, arch: str = "riscv") -> None:
     """Enough to run an already-built executor."""
-    if not native(xlen):
-        check_tools([qemu_command(xlen)[0]])
+    if not native(xlen, arch):
+        check_tools([qemu_command(xlen, arch)[0]])
 
 
 def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None,
@@ -89,21 +80,24 @@ def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = No
     return proc.stdout
 
 
-def build(root: Path, targets: list[str], xlen: int = 64) -> None:
-    """make -s the targets; on failure, make's own output is the message's details."""
-    if not targets:
+def build(root: Path, targets_: list[str], xlen: int = 64, arch: str = "riscv") -> None:
+    """make -s the targets of one architecture and width; on failure, make's own output is
+    the message's details."""
+    if not targets_:
         return
-    check_tools(xlen=xlen)
-    shown = " ".join(targets) if len(targets) <= 4 else f"{len(targets)} executors"
-    _run(root, ["make", "-s", *paths.make_vars(root), *targets], f"make -s {shown}")
+    check_tools(xlen=xlen, arch=arch)
+    shown = " ".join(targets_) if len(targets_) <= 4 else f"{len(targets_)} executors"
+    _run(root, ["make", "-s", *paths.make_vars(root), *targets.get(arch).make_vars(xlen), *targets_],
+         f"make -s {shown}")
 
 
-def link_env(root: Path, xlen: int) -> dict[str, str]:
+def link_env(root: Path, xlen: int, arch: str = "riscv") -> dict[str, str]:
     """The environment harness/link-executor.sh runs in (the toolchain, from the Makefile:
     `make link-env`, which also builds the harness object)."""
-    check_tools(xlen=xlen)
-    out = _run(root, ["make", "-s", *paths.make_vars(root), f"XLEN={xlen}", "link-env"],
-               f"make -s XLEN={xlen} link-env")
+    check_tools(xlen=xlen, arch=arch)
+    a = targets.get(arch)
+    out = _run(root, ["make", "-s", *paths.make_vars(root), *a.make_vars(xlen), "link-env"],
+               f"make -s ARCH={arch} XLEN={xlen} link-env")
     env = dict(os.environ)
     for line in out.splitlines():
         name, sep, value = line.partition("=")
@@ -118,7 +112,7 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
     explained (where its includes come from); one that builds but is not this routine
     (exit 3: a missing or data symbol, undefined references) gets the recipe's one line."""
     assert r.external_elf is not None
-    harness = paths.harness_object(paths.REL, r.xlen)  # check builds are riscv (checkfile.py)
+    harness = paths.harness_object(paths.REL, r.xlen, r.arch)
     try:
         _run(root, ["bash", "harness/link-executor.sh", *r.link_args, "--", str(harness), str(r.path),
                     r.external_elf, r.name, r.symbol, r.kind, *r.asflags],
@@ -131,17 +125,18 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
 
 
 def build_routines(root: Path, routines: "list[Routine]") -> None:
-    """Build every routine's executor: bundled ones in one make per XLEN, files from
-    outside the tree (copyfuzz check) by harness/link-executor.sh, after one make per XLEN
-    for the harness and the toolchain."""
-    by_xlen: dict[int, list[str]] = {}
-    envs: dict[int, dict[str, str]] = {}
+    """Build every routine's executor: bundled ones in one make per architecture and
+    width, files from outside the tree (copyfuzz check) by harness/link-executor.sh, after
+    one make per architecture and width for the harness and the toolchain."""
+    by_target: dict[tuple[str, int], list[str]] = {}
+    envs: dict[tuple[str, int], dict[str, str]] = {}
     for r in routines:
+        key = (r.arch, r.xlen)
         if r.external_elf:
-            if r.xlen not in envs:
-                envs[r.xlen] = link_env(root, r.xlen)
-            link_external(root, r, envs[r.xlen])
+            if key not in envs:
+                envs[key] = link_env(root, r.xlen, r.arch)
+            link_external(root, r, envs[key])
         else:
-            by_xlen.setdefault(r.xlen, []).append(r.elf)
-    for xlen, elfs in by_xlen.items():
-        build(root, [f"XLEN={xlen}", *elfs], xlen)
+            by_target.setdefault(key, []).append(r.elf)
+    for (arch, xlen), elfs in by_target.items():
+        build(root, elfs, xlen, arch)

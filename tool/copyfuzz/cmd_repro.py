@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import typing
 from pathlib import Path
 
 from rich.markup import escape
@@ -97,7 +98,7 @@ def _data_row(spec: Spec, result: records.Result, correct: int | None) -> str:
 
 
 def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None,
-            correct: int | None = None) -> dict[str, object]:
+            correct: int | None = None, arch: str = "riscv") -> dict[str, object]:
     """Everything the report shows, as data (the --json output); correct is what a complete
     call stores at the first differing byte (correct_byte), when that byte is in [0, n)."""
     n, a = spec.n, result.accessible
@@ -145,7 +146,7 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
         ended.update(pc_symbol=where(sym, result.fault_pc),
                      address_relative=relative_address(result.fault_addr, spec, result))
     out["ended_by"] = ended  # the signal that ended the call (crash, unhandled fault), with its reason
-    out["registers_clobbered"] = records.reg_names(result.regs_bad)
+    out["registers_clobbered"] = records.reg_names(result.regs_bad, arch)
     if result.regs_bad:
         out["first_bad_register_value"] = result.reg_got
     errors = result.errors
@@ -249,7 +250,7 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
             rows.append(("", f"[red]{v['what']}[/]: {v['size']}-byte access at {v['address_relative']} "
                              f"by {v['pc_symbol']}"))
     if result.regs_bad:
-        regs = ", ".join(records.reg_names(result.regs_bad))
+        regs = ", ".join(typing.cast("list[str]", report["registers_clobbered"]))
         rows.append(("registers", f"[red]clobbered: {regs}[/] (first bad value {result.reg_got:#x})"))
     elif gone:
         rows.append(("registers", "not checked: the routine did not return"))
@@ -348,7 +349,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
             raise CopyfuzzError(f"{args.spec}: {e}" if Path(args.spec).is_file() else str(e)) from None
     profile = args.profile or routine.profile
     build.build_routines(root, [routine])
-    build.check_runner(routine.xlen)
+    build.check_runner(routine.xlen, routine.arch)
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     info = executor.info(argv)
     memcheck = args.memcheck or "memcheck" in routine.needs
@@ -369,9 +370,9 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     correct = correct_byte(plan.load(root), spec, profile, result.diff_off) \
         if result.diff_count and 0 <= result.diff_off < spec.n else None
-    report = explain(spec, profile, result, routine_symbolizer(root, routine, info), correct)
+    report = explain(spec, profile, result, routine_symbolizer(root, routine, info), correct, routine.arch)
     report["executor_died"] = died
-    report["executor"] = {k: info[k] for k in ("extable", "extable_entries", "xlen") if k in info}
+    report["executor"] = {k: info[k] for k in ("arch", "extable", "extable_entries", "xlen") if k in info}
     sym_for_code = routine_symbolizer(root, routine, info)
     first = "signal" if report["ended_by"] else "fault"
     report["code"] = {label: signals.code_rows(root / routine.elf, routine.xlen, sym_for_code, pc, before, 4)

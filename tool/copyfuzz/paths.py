@@ -1,7 +1,7 @@
 """Where builds go: the one home of every build path the tool uses.
 
 The Makefile puts everything under $(O) (default `build`, as in the kernel's `make O=DIR`):
-executors in $(O)/riscv<XLEN>/, host objects (plugin, fuzz targets, libcfref.so) in
+executors in $(O)/<arch dir>/ (riscv64, riscv32, arm64), host objects (plugin, fuzz targets, libcfref.so) in
 $(O)/host/. The tool reads the same `O` from its environment, so `O=/tmp/out make` and
 `O=/tmp/out ./copyfuzz sweep` agree, and passes it on to every make it runs.
 
@@ -16,6 +16,7 @@ import os
 import re
 from pathlib import Path
 
+from . import targets
 from .errors import CopyfuzzError
 
 DEFAULT_O = "build"
@@ -45,8 +46,9 @@ def make_vars(root: Path) -> list[str]:
 
 
 def arch_dir(root: Path, xlen: int, arch: str = "riscv") -> Path:
-    """$(BUILD) in the Makefile: one directory per architecture and register width."""
-    return build_dir(root) / f"{arch}{xlen}"
+    """$(BUILD) in the Makefile: one directory per architecture and register width
+    (riscv64, riscv32, arm64: target.mk's BUILD_NAME)."""
+    return build_dir(root) / targets.get(arch).build_dir_name(xlen)
 
 
 def executor(root: Path, name: str, xlen: int) -> Path:

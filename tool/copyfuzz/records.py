@@ -16,6 +16,8 @@ import struct
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
+from . import targets
+
 PAGE_SIZE = 4096
 MAX_LEN = 1 << 20
 CANARY_LEN = 64
@@ -189,12 +191,9 @@ def case_error_message(code: int) -> str:
     return f"unknown case error {code}"
 
 
-# enum cf_reg_bit: bit -> register name.
-REG_NAMES = {**{i: f"s{i}" for i in range(12)}, 12: "sp", 13: "gp", 14: "tp", 15: "ra"}
-
-
-def reg_names(mask: int) -> list[str]:
-    return [name for bit, name in sorted(REG_NAMES.items()) if mask & (1 << bit)]
+def reg_names(mask: int, arch: str = "riscv") -> list[str]:
+    """The registers of a result's regs_bad (enum cf_reg_bit), by the architecture's names."""
+    return [name for bit, name in enumerate(targets.get(arch).regs) if name and mask & (1 << bit)]
 
 
 # ---- records ----

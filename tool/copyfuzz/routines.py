@@ -1,4 +1,5 @@
-"""Which routines exist: every arch/<arch>/*.S and arch/<arch>/mutants/*.S.
+"""Which routines exist: every arch/<arch>/*.S and arch/<arch>/mutants/*.S, for every
+architecture in targets.py.
 
 A routine file says what it is in its header comment, one ` * copyfuzz: key=value`
 line per key within the first 40 lines:
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import isa as isas
-from . import paths, records
+from . import paths, records, targets
 from .errors import CopyfuzzError
 
 HEADER_LINES = 40
@@ -53,6 +54,7 @@ class Routine:
     isa: isas.Isa | None = None  # what it is built and run with (None: the harness's rv64gc/rv32gc)
     declared_isa: isas.Isa | None = None  # a bundled routine's ` * copyfuzz: isa=` line
     max_len: int = 0  # its max-len= line: the default sweep's longest n (0: the sweep's default)
+    arch: str = "riscv"  # targets.py: arch/<arch>/ of a bundled routine, --arch of a file
 
     @property
     def qemu_cpu(self) -> str:
@@ -66,10 +68,6 @@ class Routine:
         return self.external_elf is None and "mutants" in self.name.split("/")[1:-1]
 
     @property
-    def arch(self) -> str:
-        return self.name.split("/", 1)[0]
-
-    @property
     def elf(self) -> str:
         """The executor as make names it (paths.REL): relative to the repository root unless
         O is absolute; root / elf is where it is."""
@@ -79,7 +77,7 @@ class Routine:
     def file_stem(self) -> str:
         """The name as one path component, for per-routine files."""
         stem = re.sub(r"[^\w.-]+", "__", self.name).strip("_.")
-        return stem if self.xlen == 64 else f"{stem}.rv{self.xlen}"
+        return stem if self.xlen == targets.get(self.arch).widths[0] else f"{stem}.rv{self.xlen}"
 
     @property
     def repro_options(self) -> list[str]:
@@ -89,7 +87,7 @@ class Routine:
             opts += self.isa.options
         if self.external_elf and ":" in self.name:  # a file's symbol (bundled names have no ':')
             opts += ["--kind", self.kind]
-        if self.xlen != 64:
+        if self.xlen != targets.get(self.arch).widths[0]:
             opts += ["--xlen", str(self.xlen)]
         return opts
 
@@ -119,8 +117,12 @@ def read_metadata(path: Path) -> dict[str, str]:
 
 def load_routine(root: Path, path: Path) -> Routine:
     name = path.relative_to(root / "arch").with_suffix("").as_posix()
-    meta = read_metadata(path)
     where = f"{path.relative_to(root)}"
+    arch = name.split("/", 1)[0]
+    if arch not in targets.ARCHES:
+        raise CopyfuzzError(f"{where}: arch/{arch}/ is not an architecture copyfuzz builds for "
+                            f"(known: {', '.join(targets.ARCHES)}; docs/adding.md)")
+    meta = read_metadata(path)
     for key in ("symbol", "kind"):
         if not meta.get(key):
             raise CopyfuzzError(f"{where}: missing ' * copyfuzz: {key}=...' line in its first {HEADER_LINES} lines")
@@ -139,6 +141,8 @@ def load_routine(root: Path, path: Path) -> Routine:
     needs = tuple(n.strip() for n in meta.get("needs", "").split(",") if n.strip())
     if any(n not in NEEDS for n in needs):
         raise CopyfuzzError(f"{where}: needs={meta['needs']!r}: known needs are {', '.join(NEEDS)}")
+    if meta.get("isa") and arch != "riscv":
+        raise CopyfuzzError(f"{where}: isa= names RISC-V extensions; an {arch} routine has none")
     declared = isas.parse(meta["isa"], what=f"{where}: isa=") if meta.get("isa") else None
     if declared and declared.xlen != 64:
         raise CopyfuzzError(f"{where}: isa={meta['isa']}: give the rv64 ISA "
@@ -147,7 +151,8 @@ def load_routine(root: Path, path: Path) -> Routine:
     if not max_len.isdigit() or not 0 <= int(max_len) <= records.MAX_LEN:
         raise CopyfuzzError(f"{where}: max-len={max_len!r}: expected a length 1..{records.MAX_LEN}")
     routine = Routine(name, path, meta["symbol"], kind, profile, meta.get("about", ""), expect, needs,
-                      isa=declared, declared_isa=declared, max_len=int(max_len))
+                      xlen=targets.get(arch).widths[0], isa=declared, declared_isa=declared,
+                      max_len=int(max_len), arch=arch)
     if routine.is_mutant and not expect:
         raise CopyfuzzError(f"{where}: a mutant needs ' * copyfuzz: expect=CLASS[,CLASS]' (what must catch it)")
     if not routine.is_mutant and expect:

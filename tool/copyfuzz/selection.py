@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from . import isa as isas
-from . import paths
+from . import paths, targets
 from .checkfile import FileBuild, check_defines, external_routine, parse_symbol
 from .errors import CopyfuzzError
 from .routines import Routine, discover, select
@@ -93,9 +93,12 @@ def with_isa(r: Routine, xlen: int, args: argparse.Namespace | None = None) -> R
     same extensions at --xlen 32) unless --isa gives another; --vlen picks the VLEN. Built
     for another ISA, its executor is a build product of its own (paths.isa_dir), linked by
     the one link recipe like a file from outside the tree."""
+    xlen = targets.get(r.arch).width(xlen)
     declared = isas.with_xlen(r.declared_isa, xlen) if r.declared_isa else None
     vlen = getattr(args, "vlen", None) if args is not None else None
     isa = parsed_isa(args) if args is not None else None
+    if r.arch != "riscv" and (isa is not None or vlen):
+        raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {r.name} is an {r.arch} routine")
     if isa is None and declared is not None:
         isa = isas.parse(declared.march, vlen) if vlen else declared
     elif isa is None and vlen:
@@ -113,6 +116,11 @@ def with_isa(r: Routine, xlen: int, args: argparse.Namespace | None = None) -> R
 def bundled_routines(root: Path, patterns: list[str], xlen: int,
                      default_all: bool = True, args: argparse.Namespace | None = None) -> list[Routine]:
     routines = discover(root)
+    if not patterns:
+        # Every routine that can run as asked: --xlen 32 and --isa are RISC-V's, so they
+        # leave out architectures without that width or those extensions (named, an error).
+        routines = [r for r in routines if xlen in targets.get(r.arch).widths
+                    and (r.arch == "riscv" or not getattr(args, "isa", None))]
     chosen = select(routines, patterns) if patterns else (
         [r for r in routines if not r.is_mutant] if default_all else [])
     return [with_isa(r, xlen, args) for r in chosen]

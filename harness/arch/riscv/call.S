@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * call.S - the checking trampoline (see call.h).
+ * call.S (RISC-V) - the checking trampoline (see harness/call.h).
+ *
+ * The user-access stand-in is fflags: the compat headers switch SR_SUM on fflags.NX (bit 0).
  *
  * Register plan:
  *   entry  a0 = struct cf_call *c
@@ -95,7 +97,7 @@ cf_call_return:
 	REG_S	tp, W(CF_CALL_TP_OUT)(t0)
 	REG_S	ra, W(CF_CALL_RA_OUT)(t0)
 	csrr	t1, fflags
-	REG_S	t1, W(CF_CALL_FFLAGS_OUT)(t0)
+	REG_S	t1, W(CF_CALL_UACCESS_OUT)(t0)
 	li	t1, CF_CALL_RETURNED
 	REG_S	t1, W(CF_CALL_STATUS)(t0)
 	.globl cf_call_unwind

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * call.S (arm64) - the checking trampoline (see harness/call.h).
+ *
+ * Register plan:
+ *   entry    x0 = struct cf_call *c
+ *   x9       c while loading the routine's arguments, and again after the call
+ *   x10, x11 scratch (caller-saved: the routine may leave anything there)
+ *   x16      the routine's address (IP0: free for a branch)
+ *   x19-x29  the known values c->s_in[0..10] during the call, x18 c->s_in[11]
+ * AAPCS64 has the routine keep x19-x29 and sp; x18 is the platform register, which
+ * the kernel keeps for its shadow call stack, so a copy routine must not touch it
+ * either. There is no gp; tp is tpidr_el0. The user-access stand-in is FPSR (QC).
+ * Frame: 14 words: x19-x30, x18, one pad (sp stays 16-byte aligned).
+ */
+#include "call.h"
+#include "../generic_nr.h"
+
+#define W(i) ((i) * 8)
+#define FRAME (14 * 8)
+
+	.text
+	.balign 4
+	.globl cf_call_begin
+cf_call_begin:
+	.globl cf_call_target
+	.type cf_call_target, %function
+cf_call_target:
+	sub	sp, sp, #FRAME
+	stp	x19, x20, [sp, #W(0)]
+	stp	x21, x22, [sp, #W(2)]
+	stp	x23, x24, [sp, #W(4)]
+	stp	x25, x26, [sp, #W(6)]
+	stp	x27, x28, [sp, #W(8)]
+	stp	x29, x30, [sp, #W(10)]
+	str	x18, [sp, #W(12)]
+	mov	x9, x0
+	mov	x10, sp
+	str	x10, [x9, #W(CF_CALL_SAVED_SP)]
+	str	xzr, [x9, #W(CF_CALL_GP_IN)]
+	mrs	x10, tpidr_el0
+	str	x10, [x9, #W(CF_CALL_TP_IN)]
+	/* From here on a signal may abandon the call through cf_call_unwind. */
+	adrp	x10, cf_active_call
+	str	x9, [x10, #:lo12:cf_active_call]
+	ldp	x19, x20, [x9, #W(CF_CALL_S_IN + 0)]
+	ldp	x21, x22, [x9, #W(CF_CALL_S_IN + 2)]
+	ldp	x23, x24, [x9, #W(CF_CALL_S_IN + 4)]
+	ldp	x25, x26, [x9, #W(CF_CALL_S_IN + 6)]
+	ldp	x27, x28, [x9, #W(CF_CALL_S_IN + 8)]
+	ldr	x29, [x9, #W(CF_CALL_S_IN + 10)]
+	ldr	x18, [x9, #W(CF_CALL_S_IN + 11)]
+	ldr	x16, [x9, #W(CF_CALL_FN)]
+	ldp	x0, x1, [x9, #W(CF_CALL_ARGS + 0)]
+	ldr	x2, [x9, #W(CF_CALL_ARGS + 2)]
+	msr	fpsr, xzr		/* the compat PAN stand-in starts off */
+	blr	x16
+	.globl cf_call_return
+cf_call_return:
+	/* Record what the routine left; a correct one returned here through x30. */
+	adrp	x9, cf_active_call
+	ldr	x9, [x9, #:lo12:cf_active_call]
+	str	x0, [x9, #W(CF_CALL_RET)]
+	stp	x19, x20, [x9, #W(CF_CALL_S_OUT + 0)]
+	stp	x21, x22, [x9, #W(CF_CALL_S_OUT + 2)]
+	stp	x23, x24, [x9, #W(CF_CALL_S_OUT + 4)]
+	stp	x25, x26, [x9, #W(CF_CALL_S_OUT + 6)]
+	stp	x27, x28, [x9, #W(CF_CALL_S_OUT + 8)]
+	str	x29, [x9, #W(CF_CALL_S_OUT + 10)]
+	str	x18, [x9, #W(CF_CALL_S_OUT + 11)]
+	mov	x10, sp
+	str	x10, [x9, #W(CF_CALL_SP_OUT)]
+	str	xzr, [x9, #W(CF_CALL_GP_OUT)]
+	mrs	x10, tpidr_el0
+	str	x10, [x9, #W(CF_CALL_TP_OUT)]
+	str	x30, [x9, #W(CF_CALL_RA_OUT)]
+	mrs	x10, fpsr
+	str	x10, [x9, #W(CF_CALL_UACCESS_OUT)]
+	mov	x10, #CF_CALL_RETURNED
+	str	x10, [x9, #W(CF_CALL_STATUS)]
+	.globl cf_call_unwind
+cf_call_unwind:
+	/* Entered with any register state: rebuild ours from *cf_active_call. */
+	adrp	x10, cf_active_call
+	ldr	x9, [x10, #:lo12:cf_active_call]
+	str	xzr, [x10, #:lo12:cf_active_call]
+	ldr	x11, [x9, #W(CF_CALL_SAVED_SP)]
+	mov	sp, x11
+	ldr	x11, [x9, #W(CF_CALL_TP_IN)]
+	msr	tpidr_el0, x11
+	ldp	x19, x20, [sp, #W(0)]
+	ldp	x21, x22, [sp, #W(2)]
+	ldp	x23, x24, [sp, #W(4)]
+	ldp	x25, x26, [sp, #W(6)]
+	ldp	x27, x28, [sp, #W(8)]
+	ldp	x29, x30, [sp, #W(10)]
+	ldr	x18, [sp, #W(12)]
+	add	sp, sp, #FRAME
+	ret
+	.size cf_call_target, . - cf_call_target
+	.globl cf_call_end
+cf_call_end:
+
+/* sa_restorer of every handler (arch_frame.h). */
+	.globl cf_sigreturn
+	.type cf_sigreturn, %function
+cf_sigreturn:
+	mov	x8, #CF_NR_rt_sigreturn
+	svc	#0
+	.size cf_sigreturn, . - cf_sigreturn
+
+/* Process entry for the freestanding executor: an outermost frame, then C. */
+	.globl _start
+	.type _start, %function
+_start:
+	mov	x29, #0
+	mov	x30, #0
+	mov	x0, sp
+	bl	cf_start_c
+1:	b	1b
+	.size _start, . - _start

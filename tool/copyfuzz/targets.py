@@ -1,0 +1,80 @@
+"""The architectures copyfuzz builds and runs executors for: the tool's one home of what
+is each architecture's own (the Makefile's is harness/arch/<arch>/target.mk, the
+harness's the rest of harness/arch/<arch>/).
+
+An architecture is the first component of a bundled routine's name (arch/<arch>/...).
+Its register width is RISC-V's choice of RV64 or RV32 (--xlen); an architecture with one
+width has only that one.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+from dataclasses import dataclass
+
+from .errors import CopyfuzzError
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str  # arch/<name>/, harness/arch/<name>/, make's ARCH
+    widths: tuple[int, ...]  # register widths it builds for, the default first
+    cross_compile: str  # make's CROSS_COMPILE default (target.mk has the same)
+    qemu: str  # the user-mode emulator, {xlen} replaced by the width (target.mk's QEMU)
+    build_name: str  # $(O)/<this>: the build directory of a width ({xlen} replaced)
+    machine: str  # platform.machine() of a host that runs its default width natively
+    # The names of the bits of a result's regs_bad (records.h, enum cf_reg_bit): the
+    # callee-saved set the trampoline checks, then sp, gp, tp and the return address
+    # ("" where the architecture has no such register).
+    regs: tuple[str, ...]
+    env_suffix: str = ""  # CROSS_COMPILE<suffix> and QEMU<suffix> override the defaults
+
+    def width(self, xlen: int) -> int:
+        """The width a run at --xlen xlen builds this architecture's routines for: an
+        architecture with one width has only that one; RV32 under --xlen 32."""
+        if xlen in self.widths:
+            return xlen
+        if len(self.widths) == 1 and xlen == 64:  # the default --xlen: not a request
+            return self.widths[0]
+        raise CopyfuzzError(f"--xlen {xlen}: {self.name} routines are {'/'.join(map(str, self.widths))}-bit only")
+
+    def build_dir_name(self, xlen: int) -> str:
+        return self.build_name.format(xlen=xlen)
+
+    def cross(self) -> str:
+        """CROSS_COMPILE for this architecture: the environment's (CROSS_COMPILE for RISC-V,
+        CROSS_COMPILE_ARM64 for arm64, ...), else the default."""
+        return os.environ.get(f"CROSS_COMPILE{self.env_suffix}") or self.cross_compile
+
+    def qemu_command(self, xlen: int) -> list[str]:
+        """QEMU may carry options, e.g. "qemu-riscv64 -cpu rv64,v=true" (QEMU for RISC-V,
+        QEMU_ARM64 for arm64, ...)."""
+        default = self.qemu.format(xlen=xlen)
+        return shlex.split(os.environ.get(f"QEMU{self.env_suffix}", default)) or [default]
+
+    def native(self, xlen: int) -> bool:
+        """Does this host run the executors of this width directly (no QEMU)?"""
+        return platform.machine() == self.machine and xlen == self.widths[0]
+
+    def make_vars(self, xlen: int) -> list[str]:
+        """What every make for this architecture and width gets: the target, always given,
+        so that a CROSS_COMPILE meant for another architecture never reaches it."""
+        return [f"ARCH={self.name}", f"XLEN={xlen}", f"CROSS_COMPILE={self.cross()}"]
+
+
+RISCV = Arch("riscv", (64, 32), "riscv64-linux-gnu-", "qemu-riscv{xlen}", "riscv{xlen}", "riscv64",
+             tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"))
+ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aarch64",
+             tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "", "tpidr_el0", "x30"), "_ARM64")
+
+ARCHES: dict[str, Arch] = {a.name: a for a in (RISCV, ARM64)}
+DEFAULT = RISCV
+
+
+def get(name: str) -> Arch:
+    try:
+        return ARCHES[name]
+    except KeyError:
+        raise CopyfuzzError(f"unknown architecture {name!r} (known: {', '.join(ARCHES)})") from None
