@@ -375,7 +375,8 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     report["executor"] = {k: info[k] for k in ("arch", "extable", "extable_entries", "xlen") if k in info}
     sym_for_code = routine_symbolizer(root, routine, info)
     first = "signal" if report["ended_by"] else "fault"
-    report["code"] = {label: signals.code_rows(root / routine.elf, routine.xlen, sym_for_code, pc, before, 4)
+    report["code"] = {label: signals.code_rows(root / routine.elf, routine.xlen, sym_for_code, pc, before, 4,
+                                                routine.arch)
                       for label, pc, before in ((first, result.fault_pc, 3), ("fixup", result.fixup_pc, 0))
                       if pc}
     if memory is not None:
