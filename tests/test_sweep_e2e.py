@@ -44,7 +44,7 @@ def routines(built: None) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def mutant_report(built: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     findings = tmp_path_factory.mktemp("mutant-findings")
-    proc = run_cli("sweep", "riscv/mutants/*", "--json", "--max-len", MUTANT_MAX_LEN,
+    proc = run_cli("sweep", "*/mutants/*", "--json", "--max-len", MUTANT_MAX_LEN,
                    "--findings", str(findings))
     assert "Traceback" not in proc.stderr
     report = json.loads(proc.stdout)

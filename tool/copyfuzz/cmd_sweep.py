@@ -28,7 +28,7 @@ from .findings import FindingsLog
 from .known import Entry as KnownEntry
 from .plugin import PluginMemory
 from .routines import Routine
-from .selection import bundled_routines
+from .selection import bundled_routines, runnable
 from .spec import format_spec, from_case
 from .ui import emit, plural, stderr_console, stdout_console
 
@@ -177,8 +177,7 @@ def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
     chosen = bundled_routines(root, args.routines, args.xlen, args=args)
     if args.mutants:
         names = {r.name for r in chosen}
-        chosen += [r for r in bundled_routines(root, ["*"], args.xlen, args=args)
-                   if r.is_mutant and r.name not in names]
+        chosen += [r for r in runnable(root, args.xlen, args) if r.is_mutant and r.name not in names]
     if not chosen:
         raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
     return chosen

@@ -115,15 +115,20 @@ def with_isa(r: Routine, xlen: int, args: argparse.Namespace | None = None) -> R
 
 def bundled_routines(root: Path, patterns: list[str], xlen: int,
                      default_all: bool = True, args: argparse.Namespace | None = None) -> list[Routine]:
-    routines = discover(root)
+    """The routines the patterns name (each must match one), or without patterns every
+    routine that is not a mutant and can run as asked (runnable())."""
     if not patterns:
-        # Every routine that can run as asked: --xlen 32 and --isa are RISC-V's, so they
-        # leave out architectures without that width or those extensions (named, an error).
-        routines = [r for r in routines if xlen in targets.get(r.arch).widths
-                    and (r.arch == "riscv" or not getattr(args, "isa", None))]
-    chosen = select(routines, patterns) if patterns else (
-        [r for r in routines if not r.is_mutant] if default_all else [])
-    return [with_isa(r, xlen, args) for r in chosen]
+        return [r for r in runnable(root, xlen, args) if not r.is_mutant] if default_all else []
+    return [with_isa(r, xlen, args) for r in select(discover(root), patterns)]
+
+
+def runnable(root: Path, xlen: int, args: argparse.Namespace | None = None) -> list[Routine]:
+    """Every bundled routine, mutants too, that can run at this width: --xlen 32 and --isa
+    are RISC-V's, so they leave out architectures without that width or those extensions
+    (named by a pattern instead, such a routine is an error)."""
+    isa = getattr(args, "isa", None)
+    return [with_isa(r, xlen, args) for r in discover(root)
+            if targets.get(r.arch).runs_at(xlen) and (r.arch == "riscv" or not isa)]
 
 
 def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None:

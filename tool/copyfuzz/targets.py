@@ -31,13 +31,16 @@ class Arch:
     regs: tuple[str, ...]
     env_suffix: str = ""  # CROSS_COMPILE<suffix> and QEMU<suffix> override the defaults
 
+    def runs_at(self, xlen: int) -> bool:
+        """Does a run at --xlen xlen include this architecture's routines? An architecture
+        with one width runs at the default (64), which is no request."""
+        return xlen in self.widths or (len(self.widths) == 1 and xlen == 64)
+
     def width(self, xlen: int) -> int:
-        """The width a run at --xlen xlen builds this architecture's routines for: an
-        architecture with one width has only that one; RV32 under --xlen 32."""
-        if xlen in self.widths:
-            return xlen
-        if len(self.widths) == 1 and xlen == 64:  # the default --xlen: not a request
-            return self.widths[0]
+        """The width a run at --xlen xlen builds this architecture's routines for: RV32
+        under --xlen 32; an architecture with one width has only that one."""
+        if self.runs_at(xlen):
+            return xlen if xlen in self.widths else self.widths[0]
         raise CopyfuzzError(f"--xlen {xlen}: {self.name} routines are {'/'.join(map(str, self.widths))}-bit only")
 
     def build_dir_name(self, xlen: int) -> str:
