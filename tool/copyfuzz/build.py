@@ -120,7 +120,7 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
              on_status={3: lambda out: checkfile.explain_link_failure(out, r)})
     except CopyfuzzError as e:
         if e.details:  # the recipe's own output: the file did not build
-            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0])) from e
+            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch) from e
         raise
 
 

@@ -1,9 +1,11 @@
 """Routines from outside the tree: a kernel-style .S file checked as it is.
 
 `copyfuzz check path/uaccess.S --symbol SYM[:KIND]` builds the file against the
-compat include tree (harness/compat/riscv/include), which stands in for the
-kernel's headers, with CONFIG_* switches off unless given with -D (those a kernel
-of the width always has are on: generated/autoconf.h there). `-I DIR`, `--with FILE`
+compat include tree of its architecture (harness/compat/<arch>/include), which stands
+in for the kernel's headers, with CONFIG_* switches off unless given with -D (those a
+kernel of the architecture and width always has are on: generated/autoconf.h there).
+The architecture is --arch, else the name after an `arch` component of the file's path
+(linux/arch/arm64/lib/copy_to_user.S), else riscv. `-I DIR`, `--with FILE`
 and `--defsym NAME=VALUE` (FileBuild) build files that need more than themselves.
 """
 
@@ -15,15 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import isa as isas
-from . import paths, records
+from . import paths, records, targets
 from .errors import CopyfuzzError
 from .routines import Routine
 
-COMPAT_INCLUDE = "harness/compat/riscv/include"
-# What every kernel build of a width defines (Kconfig: RISCV, ARCH_RV64I/RV32I selecting
-# 64BIT/32BIT), keyed on __riscv_xlen: included before the file, as the kernel's
-# `-include linux/kconfig.h` includes generated/autoconf.h.
-AUTOCONF = f"{COMPAT_INCLUDE}/generated/autoconf.h"
+
+def compat_include(arch: str = "riscv") -> str:
+    """The kernel's headers as copyfuzz gives them meaning in userspace."""
+    return f"harness/compat/{arch}/include"
+
+
+COMPAT_INCLUDE = compat_include()
+# What every kernel build of an architecture and width defines (RISC-V's Kconfig: RISCV,
+# ARCH_RV64I/RV32I selecting 64BIT/32BIT, keyed on __riscv_xlen), included before the
+# file, as the kernel's `-include linux/kconfig.h` includes generated/autoconf.h.
+AUTOCONF_H = "generated/autoconf.h"
 # Linked with every file built with -D CONFIG_RISCV_ISA_V: enter_vector_usercopy and
 # riscv_v_usercopy_threshold (-D CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=N; 768 otherwise).
 VECTOR_GLUE = "harness/compat/riscv/lib/riscv_v_helpers.c"
@@ -119,10 +127,11 @@ class FileBuild:
     includes: tuple[str, ...] = ()
     withs: tuple[str, ...] = ()
     defsyms: tuple[str, ...] = ()
+    arch: str = ""  # --arch as given ("": from the file's path)
 
-    def check(self, xlen: int) -> None:
+    def check(self, xlen: int, arch: str = "riscv") -> None:
         check_defines(list(self.defines))
-        other = ALWAYS_DEFINED[32 if xlen == 64 else 64]
+        other = ALWAYS_DEFINED[32 if xlen == 64 else 64] if arch == "riscv" else ()
         for d in self.defines:
             name = d.partition("=")[0]
             if name in other and name not in ALWAYS_DEFINED[xlen]:
@@ -145,6 +154,7 @@ class FileBuild:
     def words(self) -> tuple[str, ...]:
         """The options, as `copyfuzz repro` takes them (Routine.build_flags)."""
         out = [f"-D{d}" for d in self.defines] + (["--alternative"] if self.alternative else [])
+        out += ["--arch", self.arch] if self.arch else []
         for flag, values in (("-I", self.includes), ("--with", self.withs), ("--defsym", self.defsyms)):
             for v in values:
                 out += [flag, v]
@@ -157,7 +167,11 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
         raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
     if not path.is_file():
         raise CopyfuzzError(f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
-    build.check(xlen)
+    arch = build.arch or arch_of(path)
+    xlen = targets.get(arch).width(xlen)
+    if isa is not None and arch != "riscv":
+        raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {path} is built for {arch}")
+    build.check(xlen, arch)
     src = path.resolve()
     try:
         onfault = onfault_reference(src.read_text(errors="replace"))
@@ -172,17 +186,19 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
         flags.append(f"-march={isa.march}")  # after the harness's own: the routine's (and --with files')
     includes = [str(Path(i).resolve()) for i in build.includes]
     withs = [str(Path(w).resolve()) for w in build.withs]
-    key = "\0".join([str(src), symbol, kind, str(xlen), *flags, "-I", *includes, "--with", *withs,
+    key = "\0".join([str(src), symbol, kind, arch, str(xlen), *flags, "-I", *includes, "--with", *withs,
                      "--defsym", *build.defsyms]).encode()
     digest = hashlib.sha1(key).hexdigest()[:10]
     # One executor per file, symbol and build (the digest); the name is only a label.
     label = re.sub(r"[^\w.-]+", "_", f"{src.stem}-{symbol}")
-    where = paths.isa_dir(paths.REL, xlen, isa.march) if isa else paths.check_dir(paths.REL, xlen)
+    where = paths.isa_dir(paths.REL, xlen, isa.march) if isa else paths.check_dir(paths.REL, xlen, arch)
     elf = str(where / f"{label}-{digest}.elf")
     # The compat tree stands in for the kernel's headers; -I directories serve what it does
     # not have, then the file's own directory its local includes. Each flag is one
     # argument: no value is ever parsed.
-    asflags = ("-include", AUTOCONF, f"-I{COMPAT_INCLUDE}", *(f"-I{i}" for i in includes), f"-I{src.parent}", *flags)
+    compat = compat_include(arch)
+    asflags = ("-include", f"{compat}/{AUTOCONF_H}", f"-I{compat}", *(f"-I{i}" for i in includes), f"-I{src.parent}",
+               *flags)
     link_args: list[str] = []
     if any(d.partition("=")[0] == "CONFIG_RISCV_ISA_V" for d in build.defines):
         # The kernel's C glue of its vector user copy, modelled (every name weak).
@@ -194,7 +210,17 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
                    about=f"{path} ({' '.join(build.words) or 'no -D'})", xlen=xlen,
                    external_elf=elf, asflags=asflags, link_args=tuple(link_args), build_flags=build.words,
-                   isa=isa)
+                   isa=isa, arch=arch)
+
+
+def arch_of(path: Path) -> str:
+    """The architecture of a kernel-style file: the name after the last `arch` component
+    of its path that names one copyfuzz builds for, else riscv."""
+    parts = path.resolve().parts
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] == "arch" and parts[i + 1] in targets.ARCHES:
+            return parts[i + 1]
+    return targets.DEFAULT.name
 
 
 def conditional_hint(symbol: str, sources: list[Path]) -> str:
@@ -258,12 +284,12 @@ def c_reached_assembler(details: str, path: Path) -> str:
             f"is chosen by a switch{switch}")
 
 
-def explain_build_failure(e: CopyfuzzError, path: Path) -> CopyfuzzError:
+def explain_build_failure(e: CopyfuzzError, path: Path, arch: str = "riscv") -> CopyfuzzError:
     """An assembler error, with where the kernel's includes come from."""
     return CopyfuzzError(
         f"{path} does not build (the assembler's messages follow). Kernel includes "
         f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
-        f"compat tree {COMPAT_INCLUDE}; CONFIG_* switches are off unless given with -D; headers of "
+        f"compat tree {compat_include(arch)}; CONFIG_* switches are off unless given with -D; headers of "
         f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}"
         + isa_hint(e.details or ""),
         details=e.details)

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, TextIO
 
-from . import records
+from . import records, targets
 from .errors import CopyfuzzError, os_error_message
 from .selection import settle_isa
 
@@ -278,6 +278,9 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="another source linked with the file (e.g. one defining what it calls), repeatable")
     p.add_argument("--defsym", action="append", metavar="NAME=VALUE",
                    help="define a symbol the file references but nothing defines, repeatable")
+    p.add_argument("--arch", choices=tuple(targets.ARCHES),
+                   help="the file's architecture (default: the name after an arch/ component of its path, "
+                        "e.g. linux/arch/arm64/lib/..., else riscv)")
 
 
 def _isa_options(p: argparse.ArgumentParser) -> None:

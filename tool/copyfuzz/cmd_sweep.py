@@ -135,6 +135,7 @@ class RoutineSweep:
             "stopped": self.stopped or None,
             "deaths": self.deaths or None,
             "ended_by": {c: {k: v for k, v in e.items() if k != "code"} for c, e in self.ended.items()} or None,
+            "arch": self.routine.arch,
             "xlen": self.routine.xlen,
             "isa": self.routine.isa.march if self.routine.isa else None,
             "qemu_cpu": self.routine.qemu_cpu or None,

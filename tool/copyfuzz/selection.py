@@ -38,7 +38,7 @@ def is_file_spec(name: str) -> bool:
     return ".S:" in name or ".s:" in name
 
 
-FILE_OPTIONS = ("symbol", "define", "alternative", "include", "with_files", "defsym")
+FILE_OPTIONS = ("symbol", "define", "alternative", "include", "with_files", "defsym", "arch")
 
 
 def file_build(args: argparse.Namespace) -> FileBuild:
@@ -47,13 +47,14 @@ def file_build(args: argparse.Namespace) -> FileBuild:
                      alternative=bool(getattr(args, "alternative", False)),
                      includes=tuple(getattr(args, "include", None) or ()),
                      withs=tuple(getattr(args, "with_files", None) or ()),
-                     defsyms=tuple(getattr(args, "defsym", None) or ()))
+                     defsyms=tuple(getattr(args, "defsym", None) or ()),
+                     arch=getattr(args, "arch", None) or "")
 
 
 def file_options_given(args: argparse.Namespace) -> list[str]:
     """The file-only options given, as flags (for the error when the target is not a file)."""
     flags = {"symbol": "--symbol", "define": "-D", "alternative": "--alternative", "include": "-I",
-             "with_files": "--with", "defsym": "--defsym"}
+             "with_files": "--with", "defsym": "--defsym", "arch": "--arch"}
     return [flags[o] for o in FILE_OPTIONS if getattr(args, o, None)]
 
 
@@ -143,14 +144,14 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         raise CopyfuzzError(f"{where}: `# options: {text}`: {e}") from None
     defines: list[str] = []
     lists: dict[str, list[str]] = {"-I": [], "--with": [], "--defsym": []}
-    alternative, kind, xlen, isa, vlen = False, None, None, None, None
+    alternative, kind, xlen, isa, vlen, arch = False, None, None, None, None, None
     i = 0
     while i < len(words):
         w = words[i]
         value = words[i + 1] if i + 1 < len(words) else None
         if w.startswith("-D") and len(w) > 2:
             defines.append(w[2:])
-        elif w in ("-D", "--kind", "--xlen", "--isa", "--vlen", *lists) and value is not None:
+        elif w in ("-D", "--kind", "--xlen", "--isa", "--vlen", "--arch", *lists) and value is not None:
             if w == "-D":
                 defines.append(value)
             elif w in lists:
@@ -159,6 +160,11 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
                 kind = value
             elif w == "--isa":
                 isa = value
+            elif w == "--arch":
+                if value not in targets.ARCHES:
+                    raise CopyfuzzError(f"{where}: `# options: {text}`: --arch {value!r} is not one of "
+                                        f"{', '.join(targets.ARCHES)}")
+                arch = value
             elif w == "--vlen":
                 vlen = int(value) if value.isdigit() else 0
             elif value in ("32", "64"):
@@ -171,7 +177,7 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         else:
             raise CopyfuzzError(f"{where}: `# options: {text}`: {w!r} is not one of -DNAME[=VALUE], "
                                 "--alternative, -I DIR, --with FILE, --defsym NAME=VALUE, --kind KIND, --xlen N, "
-                                "--isa ISA, --vlen N")
+                                "--isa ISA, --vlen N, --arch ARCH")
         i += 1
     if not getattr(args, "define", None):
         args.define = check_defines(defines) or None
@@ -182,6 +188,8 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         args.alternative = alternative
     if getattr(args, "kind", None) is None:
         args.kind = kind
+    if not getattr(args, "arch", None) and arch:
+        args.arch = arch
     if getattr(args, "xlen", 64) == 64 and xlen:
         args.xlen = xlen
     if not getattr(args, "isa", None) and isa:
