@@ -122,7 +122,7 @@ $(O)/host/test_ref: ref/test/test_ref.c $(HOST_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(HOST_FLAGS) $(SAN_FLAGS) -o $(TMP) ref/test/test_ref.c $(HOST_SRCS) && mv -f $(TMP) $@
 
-# The QEMU TCG plugin (a host shared object loaded by qemu-riscv64 -plugin).
+# The QEMU TCG plugin (a host shared object loaded by qemu-riscv64, qemu-aarch64, ... -plugin).
 $(PLUGIN): plugin/cfplugin.c harness/plugin_abi.h Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) -std=c11 -O2 -g $(WARN) -D_DEFAULT_SOURCE -shared -fPIC -o $(TMP) plugin/cfplugin.c && \

@@ -3,6 +3,7 @@
  * cfplugin.c - copyfuzz's QEMU TCG plugin (QEMU 7.2 plugin API v1).
  *
  *   qemu-riscv64 -plugin cfplugin.so,fd=N executor ... --plugin-fd N
+ *   (qemu-riscv32 and qemu-aarch64 the same way: one .so for every target)
  *
  * The plugin maps the memfd N (struct cf_plugin_shm, harness/plugin_abi.h)
  * that the guest executor maps too, and instruments only the routine under
@@ -113,6 +114,14 @@ static uint8_t *last_flow = &flow_sink; /* the previous instruction's insn_flow 
 static struct cf_insn slot_insn[CF_INSN_SLOTS]; /* udata of slotted instructions, reused */
 static int warned_abi;
 
+/* The guest's instruction set, from qemu_info_t's target_name at install. */
+enum cf_isa {
+	CF_ISA_OTHER, /* not decoded: every instruction may access memory */
+	CF_ISA_RISCV,
+	CF_ISA_AARCH64,
+};
+static enum cf_isa isa;
+
 /* ---- run time: keep these short, they run on every routine instruction ---- */
 
 static void insn_exec(unsigned int vcpu_index, void *udata)
@@ -207,21 +216,14 @@ static void mem_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint
 /* ---- translation time ---- */
 
 /*
- * Can this RISC-V instruction access data memory? Only those get a memory
- * callback. Besides saving work, this avoids a QEMU 7.2 bug (fixed in 8.0,
- * "plugin: fix clearing of plugin_mem_cbs before TB exit"): an instruction
- * with memory callbacks that ends its TB (a branch, jal, ret) leaves them
- * armed, and the next helper-made access of uninstrumented code (an AMO, a
- * vector element, e.g. glibc's locks in printf) is then reported as that
- * instruction's. When in doubt, say yes.
+ * Can this RISC-V instruction access data memory? (Loads, stores, FP/vector
+ * loads and stores, AMOs, cbo.*.) An instruction whose length is neither 2
+ * nor 4: yes.
  */
-static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
+static bool riscv_may_access_memory(const uint8_t *b, size_t size)
 {
-	const uint8_t *b = qemu_plugin_insn_data(insn);
 	unsigned int f3;
 
-	if (!b)
-		return true;
 	if (size == 2) {
 		f3 = b[1] >> 5;
 		switch (b[0] & 3) {
@@ -252,20 +254,71 @@ static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
 }
 
 /*
- * Is this a vector instruction (RVV 1.0)? OP-V (0x57) is every vector arithmetic,
+ * Can this A64 instruction access data memory? Decided by op0, bits [28:25]
+ * of the (always little-endian) word. The "loads and stores" class x1x0 holds
+ * every scalar, SIMD&FP, pair, exclusive, atomic, tag and unprivileged
+ * (ldtr/sttr) access; SVE (0010) and SME (0000) hold loads and stores too, not
+ * decoded finer. No: data processing (100x, x101), SIMD&FP arithmetic (x111)
+ * and branches, exceptions and system (101x), except SYS #3, C7 (the EL0 cache
+ * maintenance group, whose DC ZVA/GVA/GZVA write a block). Unallocated: yes.
+ */
+static bool aarch64_may_access_memory(const uint8_t *b, size_t size)
+{
+	uint32_t w;
+	unsigned int op0;
+
+	if (size != 4)
+		return true;
+	w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	op0 = (w >> 25) & 0xf;
+	if ((op0 & 0xe) == 0x8 || (op0 & 0x7) == 0x5 || (op0 & 0x7) == 0x7)
+		return false;
+	if ((op0 & 0xe) == 0xa) /* SYS #3, C7, Cm, #op2, Xt is 0xd50b7xxx */
+		return (w & 0xfffff000u) == 0xd50b7000u;
+	return true;
+}
+
+/*
+ * Can this instruction access data memory? Only those get a memory callback.
+ * Besides saving work, this avoids a QEMU 7.2 bug (fixed in 8.0, "plugin: fix
+ * clearing of plugin_mem_cbs before TB exit"): an instruction with memory
+ * callbacks that ends its TB (a branch, jal, ret) leaves them armed, and the
+ * next helper-made access of uninstrumented code (an AMO, a vector element,
+ * e.g. glibc's locks in printf) is then reported as that instruction's. When
+ * in doubt (no bytes, a target not decoded), say yes.
+ */
+static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+
+	if (!b)
+		return true;
+	switch (isa) {
+	case CF_ISA_RISCV:
+		return riscv_may_access_memory(b, size);
+	case CF_ISA_AARCH64:
+		return aarch64_may_access_memory(b, size);
+	default:
+		return true;
+	}
+}
+
+/*
+ * Is this a RISC-V vector instruction (RVV 1.0)? OP-V (0x57) is every vector arithmetic,
  * move and vset{i}vl{i}; LOAD-FP/STORE-FP (0x07/0x27) with width 0, 5, 6 or 7 is a
  * vector load or store of 8-, 16-, 32- or 64-bit elements (widths 1-4 are the scalar
  * flh/flw/fld/flq). Every addressing mode counts (unit-stride, strided, indexed,
  * segment, whole-register, fault-only-first): their bytes come from QEMU's per-element
  * memory callbacks, not from decoding vl or the stride. Not decoded: the vector
  * crypto and other OP-VE (0x77) instructions, which QEMU 7.2 does not implement.
+ * Other targets have no vector class (AArch64's SIMD is not counted as vector).
  */
 static unsigned vector_class(const struct qemu_plugin_insn *insn, size_t size)
 {
 	const uint8_t *b = qemu_plugin_insn_data(insn);
 	unsigned int width;
 
-	if (!b || size != 4)
+	if (isa != CF_ISA_RISCV || !b || size != 4)
 		return 0;
 	width = (b[1] >> 4) & 7;
 	switch (b[0] & 0x7f) {
@@ -362,6 +415,22 @@ static int usage(const char *why, const char *arg)
 	return -1;
 }
 
+/* info is only valid during install: keep what the decoders need. */
+static enum cf_isa target_isa(const char *name)
+{
+	if (!name)
+		return CF_ISA_OTHER;
+	if (strncmp(name, "riscv", 5) == 0) /* riscv64, riscv32 */
+		return CF_ISA_RISCV;
+	if (strncmp(name, "aarch64", 7) == 0) /* aarch64, aarch64_be: A64 words are LE */
+		return CF_ISA_AARCH64;
+	fprintf(stderr,
+		"cfplugin: target %s is not decoded: every instruction gets a memory "
+		"callback\n",
+		name);
+	return CF_ISA_OTHER;
+}
+
 CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 				  char **argv)
 {
@@ -370,7 +439,9 @@ CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	void *p;
 
 	if (info && info->system_emulation)
-		return usage("needs user-mode QEMU (qemu-riscv64/qemu-riscv32)", NULL);
+		return usage("needs user-mode QEMU (qemu-riscv64, qemu-riscv32, qemu-aarch64)",
+			     NULL);
+	isa = target_isa(info ? info->target_name : NULL);
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 

@@ -37,9 +37,14 @@ def run_prefix(xlen: int = 64, arch: str = "riscv") -> list[str]:
     return [] if native(xlen, arch) else qemu_command(xlen, arch)
 
 
+def routine_native(r: "Routine") -> bool:
+    """Does this routine's executor run without QEMU here (so without the plugin)?"""
+    return native(r.xlen, r.arch)
+
+
 def routine_prefix(r: "Routine") -> list[str]:
     """What goes before a routine's executor: QEMU with the -cpu of its ISA (isa.py)."""
-    if native(r.xlen, r.arch):
+    if routine_native(r):
         return []
     cpu = r.qemu_cpu
     return qemu_command(r.xlen, r.arch) + (["-cpu", cpu] if cpu else [])

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import atomic, corpus, envs, fuzzinput, known, paths, records, regressions
+from . import atomic, build, corpus, envs, fuzzinput, known, paths, records, regressions
 from .audit import Audit
 from .coverage import Coverage, from_snapshots
 from .errors import CopyfuzzError
@@ -241,9 +241,13 @@ class Campaign:
         count a (class, fault pc) claimed there and go on; None: every finding aborts (a
         single input re-run)."""
         # The drivers stop once this process has ended (COPYFUZZ_WATCH_PID), whoever their parent.
+        # The routine's own QEMU (the driver's default is qemu-riscv64): its program only,
+        # COPYFUZZ_QEMU takes no options; -cpu goes through QEMU_CPU below.
+        qemu = build.qemu_command(self.routine.xlen, self.routine.arch)[0]
         env = envs.driver_env(executor=self.root / self.routine.elf, kind=self.routine.kind,
                               profile=self.profile, plugin=paths.plugin(self.root), findings=findings,
-                              max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid(), seen=seen)
+                              max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid(), seen=seen,
+                              qemu=qemu)
         # The routine's ISA (--isa): qemu-user takes -cpu from QEMU_CPU, which the driver's
         # executor inherits.
         if self.routine.qemu_cpu:

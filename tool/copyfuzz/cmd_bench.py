@@ -111,8 +111,8 @@ def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[d
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     rows: list[dict[str, object]] = []
     counts: list[dict[str, int] | None] = [None] * len(plan)
-    if not build.native(routine.xlen):
-        with PluginMemory(root, routine.xlen) as plugin, executor.Server(argv, plugin=plugin) as server:
+    if not build.routine_native(routine):
+        with PluginMemory(root, routine.xlen, routine.arch) as plugin, executor.Server(argv, plugin=plugin) as server:
             for i, cell in enumerate(plan):
                 result = server.run(_case(cell, routine.kind, routine.profile, i))
                 if result.type != records.RESULT_CASE or result.errors:
@@ -186,13 +186,14 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     if len(kinds) > 1:
         raise CopyfuzzError(f"--vs compares routines of one kind, not {' and '.join(sorted(kinds))}")
     build.build_routines(root, routines)
-    if not build.native(args.xlen):
+    emulated = not all(build.routine_native(r) for r in routines)
+    if emulated:
         build.build(root, ["plugin"])
-    build.check_runner(args.xlen)
+    for r in routines:
+        build.check_runner(r.xlen, r.arch)
     sizes = tuple(args.sizes) if args.sizes else BIG_SIZES
     plan = cells(routines[0].kind, sizes, not args.no_small, not args.no_mix)
     results = {r.name: measure(root, r, plan, args.reps) for r in routines}
-    emulated = not build.native(args.xlen)
 
     names = [r.name for r in routines]
     line = summary(results[names[0]], results[names[1]], names[0], names[1]) if len(names) == 2 else None

@@ -65,7 +65,7 @@ def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int =
 def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
             ) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
-    with PluginMemory(root, routine.xlen) as plugin:
+    with PluginMemory(root, routine.xlen, routine.arch) as plugin:
         if args.corpus:
             with executor.Server(argv, plugin=plugin) as server:
                 for i, case in enumerate(corpus_cases(Path(args.corpus), routine, routine.profile)):
@@ -151,7 +151,7 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
         routine = bundled_routines(root, [args.routine], args.xlen, args=args)[0]
     build.build_routines(root, [routine])
     build.build(root, ["plugin"])
-    build.check_runner(routine.xlen)
+    build.check_runner(routine.xlen, routine.arch)
     audit = audit_routine(root, routine)
     counts, flow, hits, cov = collect(root, routine, args, audit)
     rep = report(audit, counts, flow, hits, cov)

@@ -55,7 +55,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     until = parse_until(getattr(args, "until", None))
     baseline = known.from_args(args)
     known.check_output(args)
-    if build.native(routine.xlen):
+    if build.routine_native(routine):
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
     if getattr(args, "afl_host", None) and args.engine != "afl":
         raise CopyfuzzError("--afl-host names AFL++ instances: it is for --engine afl")
@@ -75,7 +75,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
             raise CopyfuzzError(f"cannot create {d}: {e.strerror}") from e
     build.build(root, ["all", "fuzz-targets"])
     build.build_routines(root, [routine])
-    build.check_runner(routine.xlen)
+    build.check_runner(routine.xlen, routine.arch)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)
     c = Campaign(root, routine, profile, seed, corpus_dir, findings_dir, args.regressions, args.engine,
                  args.max_len, until=until, as_json=args.json)

@@ -355,7 +355,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     memcheck = args.memcheck or "memcheck" in routine.needs
     if memcheck:
         build.build(root, ["plugin"])
-    plugin = PluginMemory(root, routine.xlen) if memcheck else None
+    plugin = PluginMemory(root, routine.xlen, routine.arch) if memcheck else None
     try:
         with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
             result = server.run(spec.to_case(profile))

@@ -211,7 +211,7 @@ def _sweep_one(
     out = RoutineSweep(routine, profile, max_len=routine_max_len(args, routine))
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     task = progress.add_task(routine.name, total=None) if progress else None
-    plugins = ([PluginMemory(root, routine.xlen) for _ in range(args.jobs)]
+    plugins = ([PluginMemory(root, routine.xlen, routine.arch) for _ in range(args.jobs)]
                if uses_memcheck(args, routine) else None)
     out.memcheck = plugins is not None
     try:
@@ -272,8 +272,8 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     what each found, with the audit and the signals that ended reproducers."""
     build_plugin_if_needed(root, args, chosen)
     cfref = plan.load(root)
-    for xlen in sorted({r.xlen for r in chosen}):
-        build.check_runner(xlen)
+    for xlen, arch in sorted({(r.xlen, r.arch) for r in chosen}):
+        build.check_runner(xlen, arch)
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
     results = [_sweep_one(root, args, routine, seed, log, progress, cfref) for routine in chosen]
     for r in results:

@@ -13,7 +13,7 @@ import mmap
 import os
 from pathlib import Path
 
-from . import build, paths
+from . import build, paths, targets
 from .errors import CopyfuzzError
 
 MAGIC = 0x31504643
@@ -73,10 +73,12 @@ def slot_address(s: "Shm | Snapshot", slot: int) -> int:
 class PluginMemory:
     """A memfd shared by qemu's plugin, the executor, and this process."""
 
-    def __init__(self, root: Path, xlen: int = 64) -> None:
-        if build.native(xlen):
+    def __init__(self, root: Path, xlen: int, arch: str) -> None:
+        if build.native(xlen, arch):
+            a = targets.get(arch)
             raise CopyfuzzError("--memcheck, bench counts and cov need QEMU: the plugin is a QEMU "
-                                "TCG plugin (natively, run the same command with QEMU=qemu-riscv64)")
+                                f"TCG plugin (natively, run the same command with "
+                                f"QEMU{a.env_suffix}={a.qemu.format(xlen=xlen)})")
         self.so = paths.plugin(root)
         if not self.so.is_file():
             raise CopyfuzzError(f"{self.so} is missing: run 'make plugin'")

@@ -48,7 +48,7 @@ class CampaignFinding:
 def serving(root: Path, routine: Routine) -> Iterator[executor.Server]:
     """One `serve` of the routine, with the coverage plugin as the driver runs it."""
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
-    plugin = None if build.native(routine.xlen) else PluginMemory(root, routine.xlen)
+    plugin = None if build.routine_native(routine) else PluginMemory(root, routine.xlen, routine.arch)
     try:
         with executor.Server(argv, plugin=plugin) as server:
             yield server

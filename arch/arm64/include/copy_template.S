@@ -216,6 +216,24 @@
 .Lcopy_bytes:
 	cmp	x0, x3
 	b.hs	.Lcopy_done
+#ifdef CF_MUTANT_OVERREAD_IN_PAGE
+	/* BUG overread-in-page: the tail takes 8 src bytes in one load whenever they stay in the page. */
+	and	x17, x1, #4095
+	cmp	x17, #4096 - 8
+	b.hi	.Lcopy_byte
+	LDX(.Lfix_byte, x17, x1, 0)
+	add	x4, x0, #8
+	cmp	x4, x3
+	csel	x4, x4, x3, lo		/* up to 8 bytes from this word, then load again */
+.Loverread_byte:
+	STB(.Lfix_byte, w17, x0, 0)
+	lsr	x17, x17, #8
+	add	x0, x0, #1
+	add	x1, x1, #1
+	cmp	x0, x4
+	b.lo	.Loverread_byte
+	b	.Lcopy_bytes
+#endif
 .Lcopy_byte:
 	LDB(.Lfix_byte, w16, x1, 0)
 	STB(.Lfix_byte, w16, x0, 0)

@@ -36,7 +36,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
 
     r = c.routine
     argv = executor.executor_argv(c.root, r.elf, routine_prefix(r))
-    plugin = PluginMemory(c.root, r.xlen)
+    plugin = PluginMemory(c.root, r.xlen, r.arch)
     found_mask = 0
     hard_stop = deadline + SHRINK_S
     started = time.monotonic()

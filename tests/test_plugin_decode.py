@@ -1,0 +1,134 @@
+"""The QEMU plugin's per-target instruction decoders (plugin/cfplugin.c): which instructions
+get a memory callback, and which are RISC-V vector instructions.
+
+The instructions are assembled by each target's cross assembler, so the table names
+mnemonics, not hand-made encodings; tests/c/plugin_decode.c runs the plugin's own
+decoders on their bytes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+VEC_OP, VEC_MEM = 1, 2
+
+# (instruction, may access memory): A64
+A64 = [
+    ("ldp x6, x7, [x1]", True),
+    ("stp x6, x7, [x0, #16]", True),
+    ("ldtr x6, [x1]", True),
+    ("sttrb w16, [x0]", True),
+    ("ldrb w16, [x1], #1", True),
+    ("ldr q0, [x1]", True),
+    ("ld1 {v0.16b}, [x1]", True),
+    ("ldr x0, .", True),  # load literal
+    ("ldxr x0, [x1]", True),
+    ("stlxr w2, x0, [x1]", True),
+    ("ldadd x0, x1, [x2]", True),
+    ("prfm pldl1keep, [x1]", True),
+    ("ld1b {z0.b}, p0/z, [x0]", True),  # SVE
+    ("dc zva, x0", True),  # writes a block
+    ("dc civac, x0", True),  # the same group
+    ("add x0, x0, #1", False),
+    ("lsr x6, x6, x14", False),
+    ("orr x6, x6, x17", False),
+    ("cmp x0, x3", False),
+    ("csel x4, x4, x3, lo", False),
+    ("adrp x0, .", False),
+    ("add v0.16b, v0.16b, v1.16b", False),
+    ("fadd d0, d1, d2", False),
+    ("b.lo .", False),
+    ("b .", False),
+    ("bl .", False),
+    ("cbz x0, .", False),
+    ("tbnz x0, #3, .", False),
+    ("ret", False),
+    ("br x17", False),
+    ("svc #0", False),
+    ("nop", False),
+    ("mrs x0, tpidr_el0", False),
+    ("msr fpsr, x0", False),
+]
+
+# (instruction, may access memory, vector class): RISC-V, compressed forms included
+RISCV = [
+    ("ld t1, 0(a1)", True, 0),
+    ("c.ld a0, 0(a1)", True, 0),
+    ("c.sdsp ra, 8(sp)", True, 0),
+    ("sb t1, 0(a0)", True, 0),
+    ("fld f0, 0(a0)", True, 0),
+    ("amoadd.w a0, a1, (a2)", True, 0),
+    ("lr.d a0, (a1)", True, 0),
+    ("cbo.zero (a0)", True, 0),
+    ("vle8.v v0, (a0)", True, VEC_MEM),
+    ("vse64.v v0, (a0)", True, VEC_MEM),
+    ("add a0, a0, a1", False, 0),
+    ("c.addi a0, 1", False, 0),
+    ("beq a0, a1, .", False, 0),
+    ("c.jr ra", False, 0),
+    ("jal ra, .", False, 0),
+    ("fence", False, 0),
+    ("fence.i", False, 0),
+    ("vsetvli t0, a0, e8, m1, ta, ma", False, VEC_OP),
+    ("vadd.vv v0, v1, v2", False, VEC_OP),
+]
+
+
+@pytest.fixture(scope="module")
+def decode(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    exe = tmp_path_factory.mktemp("decode") / "plugin_decode"
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE", "-o", str(exe),
+                    str(ROOT / "tests/c/plugin_decode.c")], check=True)
+    return exe
+
+
+def assemble(tmp: Path, prefix: str, flags: list[str], lines: list[str]) -> bytes:
+    """The .text of lines, assembled one instruction per line (no relaxation, no padding)."""
+    src, obj, text = tmp / "a.s", tmp / "a.o", tmp / "a.bin"
+    src.write_text("".join(f"{line}\n" for line in lines))
+    subprocess.run([f"{prefix}as", *flags, "-o", str(obj), str(src)], check=True)
+    subprocess.run([f"{prefix}objcopy", "-O", "binary", "-j", ".text", str(obj), str(text)], check=True)
+    return text.read_bytes()
+
+
+def run(decode: Path, target: str, insns: list[bytes | None]) -> list[tuple[bool, int]]:
+    out = subprocess.run([str(decode), target, *(b.hex() if b is not None else "-" for b in insns)],
+                         check=True, capture_output=True, text=True).stdout.split("\n")
+    return [(m == "1", int(v)) for m, v in (line.split() for line in out if line)]
+
+
+def test_a64_memory_access_is_the_loads_and_stores_class(decode: Path, tmp_path: Path) -> None:
+    code = assemble(tmp_path, "aarch64-linux-gnu-", ["-march=armv8.2-a+lse+sve"], [i for i, _ in A64])
+    words = [code[k:k + 4] for k in range(0, len(code), 4)]
+    assert len(words) == len(A64)
+    for target in ("aarch64", "aarch64_be"):  # A64 instructions are little-endian either way
+        got = run(decode, target, list(words))
+        assert {i: g for (i, _), g in zip(A64, got)} == {i: (want, 0) for i, want in A64}
+
+
+def test_riscv_memory_and_vector_classes(decode: Path, tmp_path: Path) -> None:
+    code = assemble(tmp_path, "riscv64-linux-gnu-", ["-march=rv64gcv_zicboz", "-mno-relax"],
+                    [i for i, *_ in RISCV])
+    insns = []
+    k = 0
+    while k < len(code):
+        size = 4 if code[k] & 3 == 3 else 2
+        insns.append(code[k:k + size])
+        k += size
+    assert len(insns) == len(RISCV)
+    for target in ("riscv64", "riscv32"):
+        got = run(decode, target, insns)
+        assert {i: g for (i, *_), g in zip(RISCV, got)} == {i: (mem, vec) for i, mem, vec in RISCV}
+
+
+def test_unknown_target_and_withheld_bytes_get_a_callback(decode: Path) -> None:
+    nop = bytes.fromhex("1f2003d5")  # A64 nop: no access where the target is decoded
+    proc = subprocess.run([str(decode), "x86_64", nop.hex(), "-"], check=True, capture_output=True, text=True)
+    assert proc.stdout.split("\n")[:2] == ["1 0", "1 0"]
+    assert "x86_64 is not decoded" in proc.stderr
+    assert run(decode, "aarch64", [nop, None]) == [(False, 0), (True, 0)]
+    assert run(decode, "riscv64", [None]) == [(True, 0)]
