@@ -5,7 +5,6 @@ what each reads, writes, accesses and where it goes. The encodings are the assem
 from __future__ import annotations
 
 import pytest
-
 from copyfuzz.decode import arm64
 
 # (encoding, little-endian hex) -> (mnemonic, access, base, writeback, rd, rd2, flow)
