@@ -69,6 +69,12 @@ def check_runner(xlen: int = 64, arch: str = "riscv") -> None:
         check_tools([qemu_command(xlen, arch)[0]])
 
 
+def check_runners(routines: "list[Routine]") -> None:
+    """check_runner for each architecture and width among the routines."""
+    for xlen, arch in sorted({(r.xlen, r.arch) for r in routines}):
+        check_runner(xlen, arch)
+
+
 def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None,
          on_status: "dict[int, Callable[[str], CopyfuzzError]] | None" = None) -> str:
     """Run a build step at the repository root; on failure, its output is the details

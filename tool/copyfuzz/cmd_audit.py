@@ -69,7 +69,7 @@ def run_audit(root: Path, args: argparse.Namespace) -> int:
             raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
         routines = bundled_routines(root, [args.target], args.xlen, args=args)
         build.build_routines(root, routines)
-    build.check_runner(args.xlen)
+    build.check_runners(routines)
     audits = [audit_routine(root, r) for r in routines]
     if args.json:
         print(json.dumps({"routines": [a.to_json() for a in audits]}, indent=2))

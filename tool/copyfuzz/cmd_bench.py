@@ -189,8 +189,7 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     emulated = not all(build.routine_native(r) for r in routines)
     if emulated:
         build.build(root, ["plugin"])
-    for r in routines:
-        build.check_runner(r.xlen, r.arch)
+    build.check_runners(routines)
     sizes = tuple(args.sizes) if args.sizes else BIG_SIZES
     plan = cells(routines[0].kind, sizes, not args.no_small, not args.no_mix)
     results = {r.name: measure(root, r, plan, args.reps) for r in routines}

@@ -35,8 +35,8 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from . import __version__, build, files, history, paths, plan, records
-from .checkfile import external_routine, parse_symbol
+from . import __version__, build, files, history, paths, plan, records, targets
+from .checkfile import arch_of, external_routine, parse_symbol
 from .cmd_check import build_file_routines
 from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
 from .errors import CopyfuzzError
@@ -96,13 +96,18 @@ class Checker:
         self.root, self.args, self.repo, self.path, self.progress = root, args, repo, path, progress
         self.symbols = [parse_symbol(s, args.kind) for s in args.symbol]
         self.build = file_build(args)
-        self.build.check(args.xlen)
+        # The versions are built from copies elsewhere: the architecture comes from the
+        # file's path in the repository (or --arch), once.
+        arch = self.build.arch or arch_of(Path(path))
+        self.build = dataclasses.replace(self.build, arch=arch)
+        xlen = targets.get(arch).width(args.xlen)
+        self.build.check(xlen, arch)
         self.isa = parsed_isa(args)
         self.cache = history.Cache(Path(args.cache) if args.cache else history.default_cache_dir())
         self.checked = 0
         self.from_cache = 0
-        build.link_env(root, args.xlen)  # the toolchain is there, and harness.o built
-        build.check_runner(args.xlen)  # and QEMU: a build row never fails for want of a tool
+        build.link_env(root, xlen, arch)  # the toolchain is there, and harness.o built
+        build.check_runner(xlen, arch)  # and QEMU: a build row never fails for want of a tool
         plan.load(root)  # libcfref.so built
         self.options = self._options()
 

@@ -138,8 +138,7 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
     routines = [cache[key] for key in by_routine]
     build.build(root, ["plugin"])
     build.build_routines(root, routines)
-    for xlen, arch in sorted({(r.xlen, r.arch) for r in routines}):
-        build.check_runner(xlen, arch)
+    build.check_runners(routines)
     out: list[Replayed] = []
     for key, routine in zip(by_routine, routines):
         rep = Replayed(routine, args.profile or routine.profile, by_routine[key])

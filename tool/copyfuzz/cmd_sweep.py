@@ -272,8 +272,7 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     what each found, with the audit and the signals that ended reproducers."""
     build_plugin_if_needed(root, args, chosen)
     cfref = plan.load(root)
-    for xlen, arch in sorted({(r.xlen, r.arch) for r in chosen}):
-        build.check_runner(xlen, arch)
+    build.check_runners(chosen)
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
     results = [_sweep_one(root, args, routine, seed, log, progress, cfref) for routine in chosen]
     for r in results:
