@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Sweep throughput with and without the oracle, side by side (docs/perf.md).
 
-Runs the executor's built-in sweep for one routine on one core in several modes
+Runs the executor's built-in sweep of each routine on one core in several modes
 over the same cases: checked (the oracle on), bare (--bare: no oracle, no
 destination restore) and memcheck (checked, under the QEMU plugin), rotating the
-order from run to run so drift hits all alike. Prints medians and ratios.
+order of every (routine, mode) from run to run so drift hits all alike. Routines of
+several architectures (each under its own QEMU) are measured side by side in one run.
+Prints medians and ratios.
 
-    bench/sweep_throughput.py [--routine riscv/copy_user] [--max-len 256] [--runs 3]
-                              [--modes checked,bare,memcheck]
+    bench/sweep_throughput.py [--routine riscv/copy_user [--routine arm64/copy_from_user]]
+                              [--max-len 256] [--runs 3] [--modes checked,bare,memcheck]
 """
 from __future__ import annotations
 
@@ -28,13 +30,13 @@ DONE = 2
 
 
 sys.path.insert(0, str(ROOT / "tool"))
-from copyfuzz import paths  # noqa: E402  (build paths, O= honoured)
+from copyfuzz import build, routines  # noqa: E402  (build paths, O= honoured)
 from copyfuzz.plugin import PluginMemory  # noqa: E402  (the one ABI mirror)
 
 
-def run_once(cmd: list[str], memcheck: bool) -> tuple[int, float]:
+def run_once(cmd: list[str], r: routines.Routine, memcheck: bool) -> tuple[int, float]:
     """Cases run and seconds taken by one sweep process."""
-    plugin = PluginMemory(ROOT) if memcheck else None
+    plugin = PluginMemory(ROOT, r.xlen, r.arch) if memcheck else None
     if plugin:
         cmd = plugin.wrap(cmd[:cmd.index("sweep")]) + cmd[cmd.index("sweep"):] + plugin.executor_options()
     t0 = time.perf_counter()
@@ -50,44 +52,50 @@ def run_once(cmd: list[str], memcheck: bool) -> tuple[int, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--routine", default="riscv/copy_user")
+    ap.add_argument("--routine", action="append", help="repeatable (default: riscv/copy_user)")
     ap.add_argument("--max-len", type=int, default=256)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck (comma-separated)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    elf = paths.executor(ROOT, args.routine, 64)
-    subprocess.run(["make", "-s", *paths.make_vars(ROOT), str(paths.executor(paths.REL, args.routine, 64)), "plugin"],
-                   cwd=ROOT, check=True)
-    qemu = [] if platform.machine() == "riscv64" else [os.environ.get("QEMU", "qemu-riscv64")]
+    found = routines.discover(ROOT)
+    chosen = [routines.find(found, name) for name in args.routine or ["riscv/copy_user"]]
+    build.build_routines(ROOT, chosen)
+    build.build(ROOT, ["plugin"])
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    # The plugin wraps [qemu, elf]; taskset stays in front.
-    base = [*pin, *qemu, str(elf), "sweep", "--max-len", str(args.max_len), "--profile", "exact"]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    times: dict[str, list[float]] = {m: [] for m in modes}
-    cases = 0
+    # The plugin wraps [qemu, elf]; taskset stays in front.
+    bases = {r.name: [*pin, *build.routine_prefix(r), str(ROOT / r.elf), "sweep", "--max-len", str(args.max_len),
+                      "--profile", "exact"] for r in chosen}
+    pairs = [(r, m) for r in chosen for m in modes]
+    times: dict[tuple[str, str], list[float]] = {(r.name, m): [] for r, m in pairs}
+    cases: dict[str, int] = {}
     for i in range(args.runs):
-        order = modes[i % len(modes):] + modes[:i % len(modes)]
-        for mode in order:
-            n, dt = run_once(base + (["--bare"] if mode == "bare" else []), mode == "memcheck")
-            cases = n
-            times[mode].append(dt)
-            print(f"run {i + 1} {mode:9s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s", file=sys.stderr)
-    med = {m: statistics.median(t) for m, t in times.items()}
-    report: dict[str, object] = {
-        "routine": args.routine, "max_len": args.max_len, "runs": args.runs, "cases": cases,
-        **{f"{m}_cases_per_s": round(cases / med[m]) for m in modes},
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-    }
-    if "checked" in med and "bare" in med:
-        report["checked_over_bare_time"] = round(med["checked"] / med["bare"], 3)
-    if "checked" in med and "memcheck" in med:
-        report["memcheck_over_checked_time"] = round(med["memcheck"] / med["checked"], 3)
+        for r, mode in pairs[i % len(pairs):] + pairs[:i % len(pairs)]:
+            n, dt = run_once(bases[r.name] + (["--bare"] if mode == "bare" else []), r, mode == "memcheck")
+            cases[r.name] = n
+            times[(r.name, mode)].append(dt)
+            print(f"run {i + 1} {r.name} {mode:9s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s",
+                  file=sys.stderr)
+    reports = []
+    for r in chosen:
+        med = {m: statistics.median(times[(r.name, m)]) for m in modes}
+        report: dict[str, object] = {
+            "routine": r.name, "arch": r.arch, "max_len": args.max_len, "runs": args.runs, "cases": cases[r.name],
+            **{f"{m}_cases_per_s": round(cases[r.name] / med[m]) for m in modes},
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        }
+        if "checked" in med and "bare" in med:
+            report["checked_over_bare_time"] = round(med["checked"] / med["bare"], 3)
+        if "checked" in med and "memcheck" in med:
+            report["memcheck_over_checked_time"] = round(med["memcheck"] / med["checked"], 3)
+        reports.append(report)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
     else:
-        print(" ".join(f"{k}={v}" for k, v in report.items()))
+        for report in reports:
+            print(" ".join(f"{k}={v}" for k, v in report.items()))
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def built() -> None:
 @contextmanager
 def _serve(routine: routines.Routine) -> Iterator[executor.Server]:
     argv = executor.executor_argv(ROOT, routine.elf, build.routine_prefix(routine))
-    plugin = PluginMemory(ROOT, routine.xlen) if "memcheck" in routine.needs else None
+    plugin = PluginMemory(ROOT, routine.xlen, routine.arch) if "memcheck" in routine.needs else None
     try:
         with executor.Server(argv, timeout_ms=TIMEOUT_MS, read_timeout_s=READ_TIMEOUT_S,
                              plugin=plugin) as server:
