@@ -1,7 +1,7 @@
 """End to end on arm64: the QEMU plugin under qemu-aarch64 behind --memcheck, bench, repro
 and fuzz (tests/test_plugin_e2e.py has the RISC-V ones).
 
-The audit is not ported to arm64 yet: sweeps pass --no-audit.
+The sweeps pass --no-audit: tests/test_arm64_e2e.py has the arm64 audit.
 """
 
 from __future__ import annotations
