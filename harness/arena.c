@@ -3,15 +3,16 @@
 
 #include "sys.h"
 
-int cf_arena_init(struct cf_arena *a, uint64_t seed)
+int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot)
 {
+	a->extra_prot = extra_prot;
 	a->size = CF_PAGE_SIZE + CF_ARENA_WINDOW + CF_ARENA_GUARD;
 	a->base = cf_mmap_anon(a->size, CF_PROT_NONE);
 	if (!a->base)
 		return -1;
 	a->acc = a->base + CF_PAGE_SIZE;
 	a->acc_end = a->acc + CF_ARENA_WINDOW;
-	if (cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_RW) != 0)
+	if (cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_RW | extra_prot) != 0)
 		return -1;
 	cf_fill_pattern(a->acc, CF_ARENA_WINDOW, seed);
 	return 0;
@@ -26,17 +27,22 @@ void cf_arena_fini(struct cf_arena *a)
 
 int cf_arena_seal(struct cf_arena *a)
 {
-	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_READ);
+	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_READ | a->extra_prot);
+}
+
+int cf_arena_unseal(struct cf_arena *a)
+{
+	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_RW | a->extra_prot);
 }
 
 uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off)
 {
-	return a->acc + cf_place_index(off, CF_NO_FAULT);
+	return a->acc + cf_place_index(off, CF_NO_FAULT, 0);
 }
 
-uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault)
+uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault, uint32_t granule)
 {
-	return a->acc + cf_place_index(off, fault);
+	return a->acc + cf_place_index(off, fault, granule);
 }
 
 /* splitmix64: a fast stream whose every byte depends on its position. */
@@ -67,9 +73,9 @@ uint8_t cf_pattern_byte(uint64_t seed, uint64_t i)
 	return (uint8_t)(pattern_word(seed, i / 8) >> (8 * (i % 8)));
 }
 
-uint64_t cf_place_index(uint32_t off, uint64_t fault)
+uint64_t cf_place_index(uint32_t off, uint64_t fault, uint32_t granule)
 {
-	if (fault == CF_NO_FAULT)
+	if (fault == CF_NO_FAULT || granule)
 		return CF_PAGE_SIZE + (off % CF_PAGE_SIZE);
 	if (fault == 0)
 		return CF_ARENA_WINDOW + (off % CF_PAGE_SIZE);
@@ -80,6 +86,8 @@ int cf_case_src_byte(const struct cf_case *c, int64_t i)
 {
 	if (!cf_kind_has_src(c->kind) || i < 0)
 		return -1;
-	uint64_t at = cf_place_index(c->src_off, c->src_fault) + (uint64_t)i;
+	uint64_t at = cf_place_index(c->src_off, c->src_fault, c->granule) + (uint64_t)i;
+	if (c->granule && c->src_fault != CF_NO_FAULT && (uint64_t)i >= c->src_fault)
+		return -1; /* behind the tag boundary: mapped, but not the routine's to read */
 	return at < CF_ARENA_WINDOW ? cf_pattern_byte(CF_SRC_SEED, at) : -1;
 }

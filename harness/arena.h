@@ -31,24 +31,30 @@ struct cf_arena {
 	size_t size;
 	uint8_t *acc; /* first accessible byte (page aligned) */
 	uint8_t *acc_end; /* first byte of the high guard (page aligned) */
+	int extra_prot; /* added to every protection of the window (PROT_MTE: tagged memory) */
 };
 
-/* Reserve an arena; fill its window with fill(seed). Returns 0 or -1. */
-int cf_arena_init(struct cf_arena *a, uint64_t seed);
+/* Reserve an arena (its window mapped with extra_prot too); fill its window with
+ * fill(seed). Returns 0 or -1. */
+int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot);
 void cf_arena_fini(struct cf_arena *a);
 
-/* Make the window read-only (the source: a stray store then faults). */
+/* Make the window read-only (the source: a stray store then faults), or writable again
+ * (to set tags in it: a tag store needs write permission). */
 int cf_arena_seal(struct cf_arena *a);
+int cf_arena_unseal(struct cf_arena *a);
 
 /*
  * Where a case side starts, as an offset from the window's first byte (acc): with no
  * fault, at page offset off a page clear of either edge; with fault > 0, fault bytes
  * before the high guard (byte [fault] is the first inaccessible one); with fault == 0,
- * inside the high guard at page offset off (not even byte 0 is accessible).
+ * inside the high guard at page offset off (not even byte 0 is accessible). With
+ * granule (MTE), always a page clear of the low guard at page offset off: the fault
+ * boundary at byte [fault] is a tag granule inside the window (executor.c tags it).
  */
-uint64_t cf_place_index(uint32_t off, uint64_t fault);
+uint64_t cf_place_index(uint32_t off, uint64_t fault, uint32_t granule);
 /* The placement a case side asks for, and the no-fault one for page offset off. */
-uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault);
+uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault, uint32_t granule);
 uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off);
 
 /* Bytes readable from p before the high guard (0 if p is in it). */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "cases.h"
 
-bool cf_fault_reachable(uint32_t off, uint64_t fault)
+bool cf_fault_reachable(uint32_t off, uint64_t fault, uint32_t granule)
 {
-	return fault == CF_NO_FAULT || fault == 0 || (off + fault) % CF_PAGE_SIZE == 0;
+	return fault == CF_NO_FAULT || fault == 0 || (off + fault) % cf_fault_unit(granule) == 0;
 }
 
 static uint64_t abs_disp(int32_t disp)
@@ -19,16 +19,18 @@ enum cf_case_error cf_case_check(const struct cf_case *c)
 		return CF_CASE_BAD_KIND;
 	if (c->profile > CF_PROFILE_EXACT)
 		return CF_CASE_BAD_PROFILE;
+	if (c->granule != 0 && c->granule != CF_GRANULE_MTE)
+		return CF_CASE_BAD_GRANULE;
 	if (c->n > CF_MAX_LEN)
 		return CF_CASE_TOO_LONG;
 	if (c->src_off >= CF_PAGE_SIZE || c->dst_off >= CF_PAGE_SIZE)
 		return CF_CASE_BAD_OFFSET;
 	/* A fault far past the end is the same as none; keep positions bounded. */
 	if (cf_kind_has_src(c->kind) &&
-	    (!cf_fault_reachable(c->src_off, c->src_fault) ||
+	    (!cf_fault_reachable(c->src_off, c->src_fault, c->granule) ||
 	     (c->src_fault != CF_NO_FAULT && c->src_fault > CF_MAX_FAULT)))
 		return CF_CASE_SRC_UNREACHABLE;
-	if (!cf_fault_reachable(c->dst_off, c->dst_fault) ||
+	if (!cf_fault_reachable(c->dst_off, c->dst_fault, c->granule) ||
 	    (c->dst_fault != CF_NO_FAULT && c->dst_fault > CF_MAX_FAULT))
 		return CF_CASE_DST_UNREACHABLE;
 	if ((cf_kind_has_src(c->kind) && !cf_kind_src_faults(c->kind) &&
@@ -80,9 +82,12 @@ uint32_t cf_fault_count(const struct cf_sweep_cfg *cfg, uint64_t n, uint32_t m)
 	return 2 + (uint32_t)aligned_positions_below(n + period, m, period);
 }
 
-static uint32_t off_for(uint64_t fault, uint32_t m)
+/* The side's page offset: its misalignment m where any offset will do (no fault, or
+ * granules: the buffer stays at the start of its page, the boundary falls inside it),
+ * else what puts byte [fault] on a page boundary. */
+static uint32_t off_for(uint64_t fault, uint32_t m, uint32_t granule)
 {
-	if (fault == CF_NO_FAULT || fault == 0)
+	if (fault == CF_NO_FAULT || fault == 0 || granule)
 		return m;
 	return (uint32_t)((CF_PAGE_SIZE - fault % CF_PAGE_SIZE) % CF_PAGE_SIZE);
 }
@@ -105,7 +110,7 @@ void cf_fault_at(const struct cf_sweep_cfg *cfg, uint32_t m, uint32_t idx, uint6
 		f = first_position(m, period) + (uint64_t)(idx - 2) * period;
 	}
 	*fault = f;
-	*off = off_for(f, m);
+	*off = off_for(f, m, (uint32_t)cfg->granule);
 }
 
 /* The fault positions a side runs: cf_fault_count's list, or only "none" on the kernel's
@@ -318,7 +323,8 @@ bool cf_sweep_next(struct cf_sweep_iter *it, struct cf_case *c)
 		}
 		c->magic = CF_CASE_MAGIC;
 		c->kind = it->cfg.kind;
-		c->profile = it->cfg.profile;
+		c->profile = (uint8_t)it->cfg.profile;
+		c->granule = (uint8_t)it->cfg.granule;
 		c->id = id;
 		return true;
 	}
@@ -343,16 +349,17 @@ static uint64_t log_uniform_len(uint64_t seed, uint64_t i, uint64_t max)
 	return n > max ? max : n;
 }
 
-/* A fault position for a side of n bytes at offset off: some page boundary
- * (memcpy, memset: n is the buffer's length; memmove: how far above dst both end). */
+/* A fault position for a side of n bytes at offset off: some page (or granule)
+ * boundary (memcpy, memset: n is the buffer's length; memmove: how far above dst both end). */
 static uint64_t random_fault(const struct cf_sweep_cfg *cfg, uint64_t seed, uint64_t i, uint64_t k,
 			     uint64_t n, uint32_t off)
 {
-	uint64_t pages = (off + n + CF_PAGE_SIZE - 1) / CF_PAGE_SIZE;
+	uint64_t unit = cf_fault_unit((uint32_t)cfg->granule);
+	uint64_t units = (off + n + unit - 1) / unit;
 	if (cf_kind_returns_dst(cfg->kind)) /* only just past the buffer */
-		return pages * CF_PAGE_SIZE > off ? pages * CF_PAGE_SIZE - off : 0;
-	uint64_t b = rnd(seed, i, k) % (pages + 1);
-	return b == 0 ? 0 : b * CF_PAGE_SIZE - off;
+		return units * unit > off ? units * unit - off : 0;
+	uint64_t b = rnd(seed, i, k) % (units + 1);
+	return b == 0 ? 0 : b * unit - off;
 }
 
 void cf_random_case(const struct cf_sweep_cfg *cfg, uint64_t i, struct cf_case *c)

@@ -16,8 +16,13 @@ enum cf_case_error cf_case_check(const struct cf_case *c);
 /* The same, for a routine of this kind (else CF_CASE_KIND_MISMATCH). */
 enum cf_case_error cf_case_check_for(const struct cf_case *c, uint16_t kind);
 
+/* Where faults can begin: page boundaries, or every granule bytes (CF_GRANULE_MTE). */
+static inline uint64_t cf_fault_unit(uint32_t granule)
+{
+	return granule ? granule : CF_PAGE_SIZE;
+}
 /* Can a side at page offset off have its first inaccessible byte at fault? */
-bool cf_fault_reachable(uint32_t off, uint64_t fault);
+bool cf_fault_reachable(uint32_t off, uint64_t fault, uint32_t granule);
 
 /* The sweep's parameters; an X-macro like the records' (records.h), because the
  * tool passes this struct to libcfref.so through ctypes (tool/copyfuzz/plan.py). */
@@ -29,7 +34,8 @@ bool cf_fault_reachable(uint32_t off, uint64_t fault);
 	X(uint64_t, max_len, , "to max_len")                          \
 	X(uint64_t, random_count, , "random phase: this many cases")  \
 	X(uint64_t, random_seed, , "from this seed")                  \
-	X(uint64_t, random_max_len, , "n up to this (0: 65536)")
+	X(uint64_t, random_max_len, , "n up to this (0: 65536)")      \
+	X(uint64_t, granule, , "0: faults at pages; CF_GRANULE_MTE: at tag granules")
 
 struct cf_sweep_cfg {
 	CF_SWEEP_CFG_FIELDS(CF_X_FIELD)

@@ -42,7 +42,7 @@ static __attribute__((noreturn)) void usage(const char *why)
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
 	       " [--shard I/K] [--start ID] [--end ID] [--stop-mask MASK] [--max-hangs H]"
-	       " [--timeout-ms T] [--bare]\n"
+	       " [--timeout-ms T] [--bare] [--granule 16]\n"
 	       "       serve, sweep: [--cases-fd N] [--records-fd N] [--control-fd N]\n"
 	       "       serve: [--channel-fd N] (after the key on --cases-fd)\n"
 	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) "
@@ -155,9 +155,20 @@ static void publish(const struct cf_case *c, const struct cf_observed *o, const 
 		observe->src[i] = o->src[i];
 }
 
+/* --granule 16: MTE tag granules as fault boundaries (arch_sys.h); call.S reads it. */
+uint32_t cf_mte_on;
+
 static void setup(uint32_t timeout_ms)
 {
-	if (cf_arena_init(&src_arena, CF_SRC_SEED) || cf_arena_init(&dst_arena, CF_CANARY_SEED))
+	int extra = 0;
+	if (cf_mte_on) {
+		if (!CF_ARCH_HAS_MTE || cf_mte_enable() != 0)
+			fail("--granule 16: this executor cannot tag memory (MTE: arm64, a CPU "
+			     "with it)");
+		extra = CF_PROT_MTE;
+	}
+	if (cf_arena_init(&src_arena, CF_SRC_SEED, extra) ||
+	    cf_arena_init(&dst_arena, CF_CANARY_SEED, extra))
 		fail("cannot map the guard-page arenas");
 	dst_before = cf_mmap_anon(CF_ARENA_WINDOW, CF_PROT_RW);
 	if (!dst_before)
@@ -218,7 +229,7 @@ static void place_memmove(const struct cf_case *c, uint8_t **dst, uint8_t **src)
 		*src = cf_place_clear_of_guards(&dst_arena, src_off);
 		*dst = *src + c->disp;
 	} else {
-		*dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
+		*dst = cf_place(&dst_arena, c->dst_off, c->dst_fault, c->granule);
 		*src = *dst - c->disp;
 	}
 }
@@ -226,12 +237,44 @@ static void place_memmove(const struct cf_case *c, uint8_t **dst, uint8_t **src)
 /* --bare: place, call, nothing else (the benchmark's baseline for checking cost). */
 static int bare;
 
+/*
+ * A granule case's fault boundary on one side: every granule from byte [fault] of the
+ * buffer on, to 64 bytes past its end, gets tag 1 (the routine's pointers carry 0), or
+ * back 0 after the call. The source's window is read-only: a tag store needs it
+ * writable for the moment.
+ */
+static void tag_side(struct cf_arena *a, uint8_t *start, uint64_t fault, uint64_t n, unsigned tag,
+		     int sealed)
+{
+	if (fault == CF_NO_FAULT)
+		return;
+	uintptr_t b = ((uintptr_t)start + fault) & ~(uintptr_t)15;
+	uintptr_t end = (uintptr_t)start + (fault > n ? fault : n);
+	uintptr_t hi = ((end + 15) & ~(uintptr_t)15) + CF_CANARY_LEN;
+	if (hi > (uintptr_t)a->acc_end)
+		hi = (uintptr_t)a->acc_end;
+	if (sealed && cf_arena_unseal(a) != 0)
+		fail("cannot make the source writable to tag it");
+	cf_mte_set_tags((uint8_t *)b, (uint8_t *)hi, tag);
+	if (sealed && cf_arena_seal(a) != 0)
+		fail("cannot make the source read-only again");
+}
+
+static void tag_case(const struct cf_case *c, uint8_t *dst, uint8_t *src, unsigned tag)
+{
+	tag_side(&dst_arena, dst, c->dst_fault, cf_memmove_top(c->n, c->disp), tag, 0);
+	if (src && c->kind != CF_KIND_MEMMOVE)
+		tag_side(&src_arena, src, c->src_fault, c->n, tag, 1);
+}
+
 static void run_case(const struct cf_case *c, struct cf_result *r)
 {
 	*r = (struct cf_result){0};
 	r->magic = CF_RESULT_MAGIC;
 	r->id = c->id;
 	enum cf_case_error err = cf_case_check_for(c, cf_target.kind);
+	if (err == CF_CASE_OK && c->granule && !cf_mte_on)
+		err = CF_CASE_NO_MTE;
 	if (err != CF_CASE_OK) {
 		r->type = CF_RESULT_ERROR;
 		r->aux = err;
@@ -243,9 +286,9 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	if (c->kind == CF_KIND_MEMMOVE) {
 		place_memmove(c, &dst, &src);
 	} else {
-		dst = cf_place(&dst_arena, c->dst_off, c->dst_fault);
+		dst = cf_place(&dst_arena, c->dst_off, c->dst_fault, c->granule);
 		if (cf_kind_has_src(c->kind))
-			src = cf_place(&src_arena, c->src_off, c->src_fault);
+			src = cf_place(&src_arena, c->src_off, c->src_fault, c->granule);
 	}
 	const uint8_t *before = dst_before + (dst - dst_arena.acc);
 
@@ -286,7 +329,11 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	call.faults = call.signal = 0;
 	call.si_code = 0;
 	call.fault_pc = call.fault_addr = call.fixup_pc = 0;
+	if (c->granule)
+		tag_case(c, dst, src, 1);
 	cf_call_target(&call);
+	if (c->granule)
+		tag_case(c, dst, src, 0);
 	if (bare) {
 		r->ret = call.ret;
 		r->faults = call.faults;
@@ -601,6 +648,8 @@ int main(int argc, char **argv)
 			plugin_fd = (int64_t)need_u64(o, v), i++;
 		else if (cf_streq(o, "--bare"))
 			bare = 1;
+		else if (cf_streq(o, "--granule") && v && cf_streq(v, "16"))
+			cf_mte_on = 1, so.cfg.granule = CF_GRANULE_MTE, i++;
 		else if (cf_streq(o, "--shard"))
 			parse_shard(v, &so.shard, &so.shards), i++;
 		else if (cf_streq(o, "--profile") && v && cf_streq(v, "linux"))

@@ -126,18 +126,19 @@ enum cf_class { CF_CLASSES(CF_X_BIT) };
 /* ---- case record: 64 bytes ---- */
 #define CF_CASE_MAGIC 0x31434643u /* "CFC1" */
 
-#define CF_CASE_FIELDS(X)                                                                         \
-	X(uint32_t, magic, , "CF_CASE_MAGIC")                                                     \
-	X(uint16_t, kind, , "enum cf_kind")                                                       \
-	X(uint16_t, profile, , "enum cf_profile")                                                 \
-	X(uint64_t, id, , "echoed in the result; the sweep's case index")                         \
-	X(uint64_t, n, , "bytes to copy or clear, <= CF_MAX_LEN")                                 \
-	X(uint32_t, src_off, , "page offset of src (ignored for clear, memset, memmove)")         \
-	X(uint32_t, dst_off, , "page offset of dst")                                              \
-	X(uint64_t, src_fault, , "bytes from src to its first inaccessible byte, or CF_NO_FAULT") \
-	X(uint64_t, dst_fault, , "likewise for dst (memmove: for the one mapping)")               \
-	X(uint32_t, fill, , "memset: the int c argument as passed (zero for other kinds)")        \
-	X(int32_t, disp, , "memmove: dst - src, in one mapping (zero for other kinds)")           \
+#define CF_CASE_FIELDS(X)                                                                          \
+	X(uint32_t, magic, , "CF_CASE_MAGIC")                                                      \
+	X(uint16_t, kind, , "enum cf_kind")                                                        \
+	X(uint8_t, profile, , "enum cf_profile")                                                   \
+	X(uint8_t, granule, , "0: faults at page boundaries; CF_GRANULE_MTE: at MTE tag granules") \
+	X(uint64_t, id, , "echoed in the result; the sweep's case index")                          \
+	X(uint64_t, n, , "bytes to copy or clear, <= CF_MAX_LEN")                                  \
+	X(uint32_t, src_off, , "page offset of src (ignored for clear, memset, memmove)")          \
+	X(uint32_t, dst_off, , "page offset of dst")                                               \
+	X(uint64_t, src_fault, , "bytes from src to its first inaccessible byte, or CF_NO_FAULT")  \
+	X(uint64_t, dst_fault, , "likewise for dst (memmove: for the one mapping)")                \
+	X(uint32_t, fill, , "memset: the int c argument as passed (zero for other kinds)")         \
+	X(int32_t, disp, , "memmove: dst - src, in one mapping (zero for other kinds)")            \
 	X(uint64_t, seal, , "in the sweep's stream: cf_seal(); ignored in cases sent to serve")
 
 struct cf_case {
@@ -162,9 +163,13 @@ static inline uint64_t cf_memmove_top(uint64_t n, int32_t disp)
 /*
  * A fault position is page-granular: a side with off + fault not a multiple
  * of the page size cannot exist, except fault == 0 (the buffer's own page is
- * inaccessible, whatever the offset). cf_case_check() in harness/cases.c says
- * why a case is malformed.
+ * inaccessible, whatever the offset). A case with granule CF_GRANULE_MTE has its
+ * fault boundaries at 16-byte MTE tag granules instead (off + fault a multiple of
+ * 16, the buffer anywhere in its page): only an arm64 executor run with
+ * --granule 16 makes those (synchronous tag-check faults). cf_case_check() in
+ * harness/cases.c says why a case is malformed.
  */
+#define CF_GRANULE_MTE 16
 
 /* ---- result record: 128 bytes ---- */
 #define CF_RESULT_MAGIC 0x31524643u /* "CFR1" */
@@ -199,6 +204,8 @@ enum cf_case_error {
 	CF_CASE_BAD_DISP, /* disp given to a kind other than memmove, or out of range */
 	CF_CASE_KERNEL_SIDE_FAULT, /* a fault on a side that is the kernel's (copy_from_user's
 				    * destination, copy_to_user's source) */
+	CF_CASE_BAD_GRANULE, /* granule neither 0 (pages) nor CF_GRANULE_MTE */
+	CF_CASE_NO_MTE, /* a granule case sent to an executor not run with --granule 16 */
 };
 
 /* Why a sweep ended: the DONE record's aux. */

@@ -94,6 +94,7 @@ def test_constants(layout: list[list[str]]) -> None:
         "CF_ERRORS_LINUX": records.ERROR_MASK["linux"],
         "CF_NUM_KINDS": len(records.KINDS),
         "CF_MEMMOVE_SLACK": records.MEMMOVE_SLACK,
+        "CF_GRANULE_MTE": records.GRANULE_MTE,
     }
 
 
@@ -146,11 +147,12 @@ u32 = st.integers(0, 2**32 - 1)
 u64 = st.integers(0, 2**64 - 1)
 
 
-@given(kind=u16, profile=u16, id_=u64, n=u64, src_off=u32, dst_off=u32, src_fault=u64,
-       dst_fault=u64, fill=u32, disp=st.integers(-(2**31), 2**31 - 1), r1=u64)
+@given(kind=u16, profile=st.integers(0, 255), id_=u64, n=u64, src_off=u32, dst_off=u32, src_fault=u64,
+       dst_fault=u64, fill=u32, disp=st.integers(-(2**31), 2**31 - 1), r1=u64, granule=st.integers(0, 255))
 def test_case_round_trip(kind: int, profile: int, id_: int, n: int, src_off: int, dst_off: int,
-                         src_fault: int, dst_fault: int, fill: int, disp: int, r1: int) -> None:
-    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, fill, disp, r1)
+                         src_fault: int, dst_fault: int, fill: int, disp: int, r1: int, granule: int) -> None:
+    case = records.Case(kind, profile, id_, n, src_off, dst_off, src_fault, dst_fault, fill, disp, r1,
+                        granule=granule)
     data = case.pack()
     assert len(data) == 64
     assert records.Case.unpack(data) == case

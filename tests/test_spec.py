@@ -118,11 +118,14 @@ def test_split_routine() -> None:
 @st.composite
 def specs(draw: st.DrawFn) -> Spec:
     kind = draw(st.sampled_from(records.KINDS))
+    granule = draw(st.sampled_from(records.GRANULES))
 
     def side() -> tuple[int, int | None]:
         choice = draw(st.sampled_from(["none", "zero", "page"]))
         if choice == "page":
             fault = draw(st.integers(1, MAX_FAULT))
+            if granule:  # any page offset that puts the boundary on a granule
+                return (-fault) % granule + granule * draw(st.integers(0, 255)), fault
             return (-fault) % records.PAGE_SIZE, fault
         return draw(st.integers(0, records.PAGE_SIZE - 1)), (0 if choice == "zero" else None)
 
@@ -141,7 +144,21 @@ def specs(draw: st.DrawFn) -> Spec:
         if dst_fault is not None:  # src no further below the fault than MAX_FAULT
             most = min(most, MAX_FAULT - dst_fault)
         disp = draw(st.integers(-records.memmove_max_disp(n), most))
-    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
+    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp, granule)
+
+
+def test_granule_cases() -> None:
+    """granule=16: the fault is at a 16-byte tag granule, so the offset it implies is the
+    granule's, not the page's; without it that position is unreachable."""
+    spec = parse("arm64/copy_from_user:n=16,src_fault=7,granule=16", "copy_from_user")
+    assert (spec.src_off, spec.src_fault, spec.granule) == (9, 7, 16)
+    assert format_spec(spec) == "arm64/copy_from_user:n=16,src_off=9,src_fault=7,dst_off=0,granule=16"
+    with pytest.raises(SpecError, match="at a page boundary; src_off=4089 makes it reachable"):
+        parse("arm64/copy_from_user:n=16,src_off=9,src_fault=7", "copy_from_user")
+    with pytest.raises(SpecError, match="a 16-byte tag granule's start .* src_off=9"):
+        parse("arm64/copy_from_user:n=16,src_off=10,src_fault=7,granule=16", "copy_from_user")
+    with pytest.raises(SpecError, match="granule=4096: give granule=16"):
+        parse("arm64/copy_from_user:n=16,granule=4096", "copy_from_user")
 
 
 @given(specs())

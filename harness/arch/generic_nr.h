@@ -15,6 +15,7 @@
 #define CF_NR_sigaltstack 132
 #define CF_NR_rt_sigaction 134
 #define CF_NR_rt_sigreturn 139
+#define CF_NR_prctl 167
 #define CF_NR_munmap 215
 #define CF_NR_mmap 222
 #define CF_NR_mprotect 226

@@ -510,33 +510,33 @@ static void test_case_check(void)
 static void test_arena(void)
 {
 	struct cf_arena a;
-	CHECK(cf_arena_init(&a, 1) == 0, "arena maps");
-	uint8_t *p = cf_place(&a, 0, 4000);
+	CHECK(cf_arena_init(&a, 1, 0) == 0, "arena maps");
+	uint8_t *p = cf_place(&a, 0, 4000, 0);
 	CHECK(cf_arena_readable(&a, p) == 4000 && ((uintptr_t)p % CF_PAGE_SIZE) == 96,
 	      "fault after 4000");
 	CHECK(p[3999] == p[3999], "the last accessible byte reads");
-	p = cf_place(&a, 77, 0);
+	p = cf_place(&a, 77, 0, 0);
 	CHECK(cf_arena_readable(&a, p) == 0 && (uintptr_t)p % CF_PAGE_SIZE == 77, "in the guard");
-	p = cf_place(&a, 5, CF_NO_FAULT);
+	p = cf_place(&a, 5, CF_NO_FAULT, 0);
 	CHECK((uintptr_t)p % CF_PAGE_SIZE == 5 &&
 		      cf_arena_readable(&a, p) >= CF_MAX_LEN + CF_CANARY_LEN,
 	      "clear of guards");
 	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "room for canaries before");
-	p = cf_place(&a, 0, CF_MAX_LEN + CF_PAGE_SIZE);
+	p = cf_place(&a, 0, CF_MAX_LEN + CF_PAGE_SIZE, 0);
 	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "the longest fault still has canaries before");
 	cf_arena_fini(&a);
 
 	/* The source byte a case sees, computed from the case alone, is what the arena holds. */
-	CHECK(cf_arena_init(&a, CF_SRC_SEED) == 0, "source arena maps");
+	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0) == 0, "source arena maps");
 	struct cf_case c = {.magic = CF_CASE_MAGIC, .kind = CF_KIND_COPY, .n = 64, .src_off = 13};
 	c.src_fault = CF_NO_FAULT;
-	p = cf_place(&a, c.src_off, c.src_fault);
+	p = cf_place(&a, c.src_off, c.src_fault, 0);
 	int same = 1;
 	for (int64_t i = 0; i < 64; i++)
 		same &= cf_case_src_byte(&c, i) == p[i];
 	CHECK(same && cf_case_src_byte(&c, -1) == -1, "source bytes clear of the guards");
 	c.src_off = 4000, c.src_fault = 96;
-	p = cf_place(&a, c.src_off, c.src_fault);
+	p = cf_place(&a, c.src_off, c.src_fault, 0);
 	same = 1;
 	for (int64_t i = 0; i < 96; i++)
 		same &= cf_case_src_byte(&c, i) == p[i];
@@ -576,6 +576,49 @@ static void test_extable(void)
 	CHECK(cf_extable_lookup(&none, (uintptr_t)&code[16], NULL) == 0, "no table");
 }
 
+/* MTE granules (--granule 16): fault boundaries at 16-byte granules anywhere in a page. */
+static void test_granules(void)
+{
+	CHECK(cf_fault_reachable(9, 7, CF_GRANULE_MTE) && !cf_fault_reachable(9, 7, 0),
+	      "9 + 7 is a granule boundary, not a page boundary");
+	CHECK(!cf_fault_reachable(9, 8, CF_GRANULE_MTE), "9 + 8 is no granule boundary");
+	struct cf_case c = {.magic = CF_CASE_MAGIC, .kind = CF_KIND_COPY_FROM_USER, .n = 16};
+	c.src_off = 9, c.src_fault = 7, c.dst_fault = CF_NO_FAULT;
+	CHECK(cf_case_check(&c) == CF_CASE_SRC_UNREACHABLE, "a granule fault needs granule 16");
+	c.granule = CF_GRANULE_MTE;
+	CHECK(cf_case_check(&c) == CF_CASE_OK, "granule 16 makes it reachable");
+	c.granule = 8;
+	CHECK(cf_case_check(&c) == CF_CASE_BAD_GRANULE, "only 0 and 16");
+
+	/* Every case of a granule sweep is valid, its sides at their misalignment in the page
+	 * (a boundary inside it), with the same cases as the page sweep but for offsets. */
+	struct cf_sweep_cfg page = {.kind = CF_KIND_COPY, .szreg = 8, .max_len = 48};
+	struct cf_sweep_cfg gran = page;
+	gran.granule = CF_GRANULE_MTE;
+	CHECK(cf_sweep_total(&page) == cf_sweep_total(&gran), "the same number of cases");
+	struct cf_sweep_iter it;
+	struct cf_case g;
+	int ok = 1, mid_page = 0;
+	cf_sweep_begin(&it, &gran, 0, 1);
+	while (cf_sweep_next(&it, &g)) {
+		ok &= cf_case_check(&g) == CF_CASE_OK && g.granule == CF_GRANULE_MTE &&
+		      g.src_off < 16 && g.dst_off < 16;
+		mid_page += g.src_fault != CF_NO_FAULT && g.src_fault > 0;
+	}
+	CHECK(ok && mid_page > 0, "granule cases valid, boundaries inside the page");
+
+	/* Placement: a page clear of the low guard at the page offset; the source bytes past the
+	 * boundary are the routine's to miss (tagged), not to read. */
+	struct cf_arena a;
+	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0) == 0, "arena maps");
+	uint8_t *p = cf_place(&a, 9, 7, CF_GRANULE_MTE);
+	CHECK(p == a.acc + CF_PAGE_SIZE + 9, "granule placement");
+	c.kind = CF_KIND_COPY, c.src_off = 9, c.src_fault = 7;
+	CHECK(cf_case_src_byte(&c, 6) == p[6] && cf_case_src_byte(&c, 7) == -1,
+	      "source bytes to the granule");
+	cf_arena_fini(&a);
+}
+
 int main(void)
 {
 	test_accessible();
@@ -587,6 +630,7 @@ int main(void)
 	test_sweep_enumeration();
 	test_case_check();
 	test_arena();
+	test_granules();
 	test_extable();
 	printf("test_ref: %d passed, %d failed\n", checks - failures, failures);
 	return failures ? 1 : 0;

@@ -68,6 +68,7 @@ int main(void)
 	ENUM(CF_KIND_COPY_TO_USER);
 	CONST(CF_NUM_KINDS);
 	CONST(CF_MEMMOVE_SLACK);
+	CONST(CF_GRANULE_MTE);
 	for (unsigned k = 0; k < CF_NUM_KINDS; k++)
 		printf("kindinfo %u %d %d %d %d\n", k, cf_kind_has_src(k), cf_kind_returns_dst(k),
 		       cf_kind_src_faults(k), cf_kind_dst_faults(k));
@@ -98,6 +99,8 @@ int main(void)
 	ENUM(CF_CASE_BAD_FILL);
 	ENUM(CF_CASE_BAD_DISP);
 	ENUM(CF_CASE_KERNEL_SIDE_FAULT);
+	ENUM(CF_CASE_BAD_GRANULE);
+	ENUM(CF_CASE_NO_MTE);
 	ENUM(CF_SWEEP_ALL_RUN);
 	ENUM(CF_SWEEP_STOP_MASK);
 	ENUM(CF_SWEEP_MAX_HANGS);

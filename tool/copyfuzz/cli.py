@@ -329,6 +329,9 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                         "(adds load-out-of-bounds, aligned-overread; sees over-reads guard pages miss)")
     p.add_argument("--no-audit", action="store_true",
                    help="skip the static exception-table audit that runs before the sweep")
+    p.add_argument("--granule", type=int, choices=(records.GRANULE_MTE,),
+                   help="arm64: fault boundaries at 16-byte MTE tag granules anywhere in a page (tagged "
+                        "memory, synchronous tag-check faults) instead of at page boundaries")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import build, executor, records
 from .checkfile import BSD_COPY_NAMES, no_extable_message
-from .cmd_sweep import check_sweep_args, sweep_and_report
+from .cmd_sweep import check_granule, check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
 from .routines import Routine
 from .selection import file_routines
@@ -35,5 +35,6 @@ def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None
 def run_check(root: Path, args: argparse.Namespace) -> int:
     check_sweep_args(args)
     routines = file_routines(root, args.file, args, args.profile)
+    check_granule(args, routines)
     build_file_routines(root, Path(args.file), routines)
     return sweep_and_report(root, args, routines)

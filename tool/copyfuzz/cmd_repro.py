@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from . import build, executor, fuzzinput, plan, records, regressions, signals
+from . import build, executor, fuzzinput, plan, records, regressions, signals, targets
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
@@ -347,6 +347,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
             spec = parse_fields(routine.name, routine.kind, rest)
         except CopyfuzzError as e:  # a spec from a file: say which file, as replay does
             raise CopyfuzzError(f"{args.spec}: {e}" if Path(args.spec).is_file() else str(e)) from None
+    targets.require_mte([(routine.name, routine.arch)], spec.granule)
     profile = args.profile or routine.profile
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen, routine.arch)
@@ -357,7 +358,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
         build.build(root, ["plugin"])
     plugin = PluginMemory(root, routine.xlen, routine.arch) if memcheck else None
     try:
-        with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
+        with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin, granule=spec.granule) as server:
             result = server.run(spec.to_case(profile))
             died = server.last_death
         memory = memcheck_report(plugin) if plugin and not died else None

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import build, executor, files, known, plan, records, signals
+from . import build, executor, files, known, plan, records, signals, targets
 from .audit import Audit, audit_routine
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
@@ -50,6 +50,7 @@ class RoutineSweep:
     deaths: list[str] = field(default_factory=list)  # cases that killed the executor, and how
     audit: Audit | None = None
     memcheck: bool = False
+    granule: int = 0  # records.GRANULE_MTE: faults at tag granules (--granule 16)
     max_len: int = 0  # the exhaustive phase's longest n (routine_max_len)
     # Per class whose reproducer a signal ended (crash, unhandled-fault): the signal, its
     # reason, the pc and the code around it (signals.py).
@@ -141,6 +142,7 @@ class RoutineSweep:
             "qemu_cpu": self.routine.qemu_cpu or None,
             "max_len": self.max_len,
             "memcheck": self.memcheck,
+            "granule": self.granule,
         }
         if self.audit is not None:
             audit = self.audit.to_json()
@@ -181,7 +183,13 @@ def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
         chosen += [r for r in runnable(root, args.xlen, args) if r.is_mutant and r.name not in names]
     if not chosen:
         raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
+    check_granule(args, chosen)
     return chosen
+
+
+def check_granule(args: argparse.Namespace, chosen: list[Routine]) -> None:
+    """--granule 16 needs memory tagging: arm64's MTE."""
+    targets.require_mte([(r.name, r.arch) for r in chosen], getattr(args, "granule", None) or 0)
 
 
 def routine_max_len(args: argparse.Namespace, routine: Routine) -> int:
@@ -195,7 +203,8 @@ def routine_max_len(args: argparse.Namespace, routine: Routine) -> int:
 def sweep_plan(cfref: plan.CfRef, args: argparse.Namespace, routine: Routine, profile: str,
                seed: int) -> plan.SweepPlan:
     return plan.SweepPlan(cfref, routine.kind, profile, routine.xlen, routine_max_len(args, routine), args.min_len,
-                          args.random or 0, seed if args.random else 0, args.random_max_len)
+                          args.random or 0, seed if args.random else 0, args.random_max_len,
+                          getattr(args, "granule", None) or 0)
 
 
 def _sweep_one(
@@ -214,6 +223,7 @@ def _sweep_one(
     plugins = ([PluginMemory(root, routine.xlen, routine.arch) for _ in range(args.jobs)]
                if uses_memcheck(args, routine) else None)
     out.memcheck = plugins is not None
+    out.granule = getattr(args, "granule", None) or 0
     try:
         # A mutant is caught once its expected classes show: no need to finish the sweep.
         stop_mask = records.class_mask(routine.expect) if routine.is_mutant else 0
@@ -400,6 +410,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         header += f", profile {args.profile} for all"
     if getattr(args, "memcheck", False):
         header += ", memcheck (QEMU plugin)"
+    if getattr(args, "granule", None):
+        header += f", faults at {args.granule}-byte MTE tag granules"
 
     if routines:
         command = "check" if getattr(args, "file", None) else "sweep"

@@ -263,9 +263,11 @@ class Server:
     executor cannot start, say) is an ExecutorError."""
 
     def __init__(self, argv: list[str], *, timeout_ms: int | None = None, read_timeout_s: float = 60.0,
-                 plugin: "PluginMemory | None" = None, bare: bool = False) -> None:
+                 plugin: "PluginMemory | None" = None, bare: bool = False, granule: int = 0) -> None:
+        # granule: serve cases whose faults are at MTE tag granules too (--granule 16)
         self._args = [*(plugin.wrap(argv) if plugin else argv), "serve",
-                      *(plugin.executor_options() if plugin else []), *(["--bare"] if bare else [])]
+                      *(plugin.executor_options() if plugin else []), *(["--bare"] if bare else []),
+                      *(["--granule", str(granule)] if granule else [])]
         if timeout_ms is not None:
             self._args += ["--timeout-ms", str(timeout_ms)]
         self._pass_fds = plugin.pass_fds if plugin else ()
@@ -674,7 +676,8 @@ def sweep(
     def alone(sh: _Shard, case: records.Case, what: str, details: str) -> tuple[records.Result, str | None]:
         """The case in a fresh serve: its result, and how that executor died, if it did."""
         try:
-            with Server(argv, timeout_ms=timeout_ms, plugin=plugins[sh.index] if plugins else None) as server:
+            with Server(argv, timeout_ms=timeout_ms, plugin=plugins[sh.index] if plugins else None,
+                        granule=plan.granule) as server:
                 return server.run(case), server.last_death
         except ExecutorError as e:
             raise ExecutorError(f"{who(sh.index)} {what}; running case {spec_of(case)} alone failed too: {e}",

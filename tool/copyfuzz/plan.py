@@ -73,10 +73,13 @@ class SweepPlan:
     random: int = 0
     seed: int = 0
     random_max_len: int | None = None
+    granule: int = 0  # records.GRANULE_MTE: faults at MTE tag granules (--granule 16)
 
     def options(self) -> list[str]:
         """The executor options that make it generate exactly this plan."""
         opts = ["--max-len", str(self.max_len), "--profile", self.profile]
+        if self.granule:
+            opts += ["--granule", str(self.granule)]
         if self.min_len:
             opts += ["--min-len", str(self.min_len)]
         if self.random:
@@ -89,7 +92,8 @@ class SweepPlan:
         return records.SweepCfgStruct(
             kind=records.KINDS.index(self.kind), profile=records.PROFILES.index(self.profile),
             szreg=self.xlen // 8, min_len=self.min_len, max_len=self.max_len,
-            random_count=self.random, random_seed=self.seed, random_max_len=self.random_max_len or 0)
+            random_count=self.random, random_seed=self.seed, random_max_len=self.random_max_len or 0,
+            granule=self.granule)
 
     def count(self, shard: int = 0, shards: int = 1, start: int = 0, end: int = NO_END) -> int:
         """Cases of shard `shard` of `shards` with ids in [start, end)."""

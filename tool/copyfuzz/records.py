@@ -19,6 +19,8 @@ from typing import NamedTuple
 from . import targets
 
 PAGE_SIZE = 4096
+GRANULE_MTE = 16  # CF_GRANULE_MTE: a case's faults at 16-byte MTE tag granules (arm64 --granule 16)
+GRANULES = (0, GRANULE_MTE)  # a case's granule: 0 = page boundaries
 MAX_LEN = 1 << 20
 CANARY_LEN = 64
 MEMMOVE_SLACK = 16  # CF_MEMMOVE_SLACK: memmove's |disp| <= n + 16
@@ -162,7 +164,7 @@ EXEC_MAX_HANGS_DEFAULT = 16
 # enum cf_case_error: (name, message), by value.
 CASE_OK, CASE_BAD_MAGIC, CASE_BAD_KIND, CASE_BAD_PROFILE, CASE_TOO_LONG, CASE_BAD_OFFSET, \
     CASE_SRC_UNREACHABLE, CASE_DST_UNREACHABLE, CASE_KIND_MISMATCH, CASE_BAD_FILL, \
-    CASE_BAD_DISP, CASE_KERNEL_SIDE_FAULT = range(12)
+    CASE_BAD_DISP, CASE_KERNEL_SIDE_FAULT, CASE_BAD_GRANULE, CASE_NO_MTE = range(14)
 CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("ok", "the case is well formed"),
     ("bad-magic", "the record is not a case record (bad magic)"),
@@ -171,9 +173,11 @@ CASE_ERRORS: tuple[tuple[str, str], ...] = (
     ("too-long", f"n is larger than the longest case ({MAX_LEN} bytes)"),
     ("bad-offset", f"a page offset is not below the page size ({PAGE_SIZE})"),
     ("src-unreachable",
-     "no page boundary can put the src fault there (src_off + src_fault must be a multiple of 4096)"),
+     "no page boundary can put the src fault there (src_off + src_fault must be a multiple of 4096, "
+     "of 16 with granule=16)"),
     ("dst-unreachable",
-     "no page boundary can put the dst fault there (dst_off + dst_fault must be a multiple of 4096)"),
+     "no page boundary can put the dst fault there (dst_off + dst_fault must be a multiple of 4096, "
+     "of 16 with granule=16)"),
     ("kind-mismatch", "the case's kind differs from the executor's routine"),
     ("bad-fill", "only a memset case has a fill value"),
     ("bad-disp",
@@ -181,7 +185,11 @@ CASE_ERRORS: tuple[tuple[str, str], ...] = (
      f"and src no further than {MAX_FAULT} below the fault"),
     ("kernel-side-fault",
      "a fault on the kernel's side: copy_from_user's destination and copy_to_user's source never fault"),
+    ("bad-granule", f"a case's granule is 0 (faults at pages) or {GRANULE_MTE} (at MTE tag granules)"),
+    ("no-mte", "a granule case needs an executor run with --granule 16 (arm64, MTE)"),
 )
+# Said by an executor only (of what it can do), never by cf_case_check() or case_check().
+EXECUTOR_CASE_ERRORS = frozenset({CASE_NO_MTE})
 
 
 def case_error_message(code: int) -> str:
@@ -203,7 +211,8 @@ def reg_names(mask: int, arch: str = "riscv") -> list[str]:
 CASE_LAYOUT: tuple[tuple[str, str], ...] = (
     ("magic", "I"),
     ("kind", "H"),
-    ("profile", "H"),
+    ("profile", "B"),
+    ("granule", "B"),
     ("id", "Q"),
     ("n", "Q"),
     ("src_off", "I"),
@@ -260,6 +269,7 @@ SWEEP_CFG_LAYOUT: tuple[tuple[str, str], ...] = (
     ("random_count", "Q"),
     ("random_seed", "Q"),
     ("random_max_len", "Q"),
+    ("granule", "Q"),
 )
 LAYOUTS = {"case": CASE_LAYOUT, "result": RESULT_LAYOUT, "control": CONTROL_LAYOUT,
            "sweep_cfg": SWEEP_CFG_LAYOUT}
@@ -302,6 +312,7 @@ class Case:
     disp: int = 0  # memmove: dst - src
     seal: int = 0  # only in the sweep's stream (records.h)
     magic: int = CASE_MAGIC
+    granule: int = 0  # 0: faults at page boundaries; GRANULE_MTE: at tag granules
 
     _WIRE_ORDER = tuple(name for name, _ in CASE_LAYOUT)
 
@@ -367,9 +378,14 @@ assert {f.name for f in fields(Result)} == {name for name, _ in RESULT_LAYOUT}
 # ---- case validity: the one Python copy of cf_case_check_for() (harness/cases.c) ----
 
 
-def fault_reachable(off: int, fault: int) -> bool:
+def fault_unit(granule: int) -> int:
+    """Where faults can begin: page boundaries, or every granule bytes (cf_fault_unit)."""
+    return granule or PAGE_SIZE
+
+
+def fault_reachable(off: int, fault: int, granule: int = 0) -> bool:
     """Can a side at page offset off have its first inaccessible byte at fault?"""
-    return fault == NO_FAULT or fault == 0 or (off + fault) % PAGE_SIZE == 0
+    return fault == NO_FAULT or fault == 0 or (off + fault) % fault_unit(granule) == 0
 
 
 def case_check(case: Case, kind: int | None = None) -> int:
@@ -382,15 +398,17 @@ def case_check(case: Case, kind: int | None = None) -> int:
         return CASE_BAD_KIND
     if case.profile >= len(PROFILES):
         return CASE_BAD_PROFILE
+    if case.granule not in GRANULES:
+        return CASE_BAD_GRANULE
     if case.n > MAX_LEN:
         return CASE_TOO_LONG
     if case.src_off >= PAGE_SIZE or case.dst_off >= PAGE_SIZE:
         return CASE_BAD_OFFSET
     if KINDS[case.kind] in HAS_SRC and (
-            not fault_reachable(case.src_off, case.src_fault)
+            not fault_reachable(case.src_off, case.src_fault, case.granule)
             or (case.src_fault != NO_FAULT and case.src_fault > MAX_FAULT)):
         return CASE_SRC_UNREACHABLE
-    if (not fault_reachable(case.dst_off, case.dst_fault)
+    if (not fault_reachable(case.dst_off, case.dst_fault, case.granule)
             or (case.dst_fault != NO_FAULT and case.dst_fault > MAX_FAULT)):
         return CASE_DST_UNREACHABLE
     kernel = KERNEL_SIDE.get(KINDS[case.kind])  # a one-way user copy's side that never faults

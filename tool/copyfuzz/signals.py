@@ -30,7 +30,8 @@ _REASONS: dict[str, dict[int, str]] = {
                4: "floating-point overflow", 5: "floating-point underflow", 6: "floating-point inexact result",
                7: "floating-point invalid operation", 8: "subscript out of range"},
     "SIGSEGV": {1: "address not mapped", 2: "invalid permissions for the mapping", 3: "bounds check failed",
-                4: "protection key check failed"},
+                4: "protection key check failed", 8: "asynchronous MTE tag check fault",
+                9: "MTE tag check fault (synchronous)"},
 }
 _SENDERS = {0: "sent by kill()", 0x80: "sent by the kernel", -1: "sent by sigqueue()", -6: "sent by tkill()"}
 # Classes for which the recorded signal is the one that ended the call.

@@ -2,6 +2,8 @@
 
 memset specs have `fill=C` (the int argument) and no src_*; memmove specs have
 `disp=D` (dst - src, both in one mapping: src is not a side of its own) and no src_*.
+A case whose faults are at MTE tag granules (arm64 `--granule 16`) ends `,granule=16`:
+its fault positions are then 16-byte granules, not pages.
 
 It is what `sweep` prints for a reproducer and what `repro` reads, so parse(format(x))
 must give x back. Validation is records.case_check() (the mirror of cf_case_check() in
@@ -20,7 +22,7 @@ from .errors import CopyfuzzError
 if TYPE_CHECKING:
     from .routines import Routine
 
-KEYS = ("n", "fill", "disp", "src_off", "src_fault", "dst_off", "dst_fault")
+KEYS = ("n", "fill", "disp", "src_off", "src_fault", "dst_off", "dst_fault", "granule")
 SRC_KEYS = ("src_off", "src_fault")
 INT_MIN, UINT_MAX = -(2**31), 2**32 - 1
 MAX_FAULT = records.MAX_FAULT
@@ -41,6 +43,7 @@ class Spec:
     dst_fault: int | None = None
     fill: int = 0  # memset: its int argument as 32 bits (0xffffff81 is -127)
     disp: int = 0  # memmove: dst - src
+    granule: int = 0  # records.GRANULES: 0 = faults at pages, 16 = at MTE tag granules
 
     def to_case(self, profile: str, case_id: int = 0) -> records.Case:
         def fault(value: int | None) -> int:
@@ -57,6 +60,7 @@ class Spec:
             dst_fault=fault(self.dst_fault),
             fill=self.fill,
             disp=self.disp,
+            granule=self.granule,
         )
 
 
@@ -111,15 +115,15 @@ def _parse_fault(key: str, value: str) -> int | None:
     return None if fault == records.NO_FAULT else fault  # the record's spelling of none
 
 
-def _side(side: str, given: dict[str, str]) -> tuple[int, int | None]:
+def _side(side: str, given: dict[str, str], granule: int = 0) -> tuple[int, int | None]:
     """Offset and fault of one side, the offset derived from the fault if omitted."""
     off_key, fault_key = f"{side}_off", f"{side}_fault"
     fault = _parse_fault(fault_key, given[fault_key]) if fault_key in given else None
     if off_key in given:
         off = _parse_int(off_key, given[off_key])
     elif fault is not None and fault > 0:
-        # The first inaccessible byte sits on a page boundary: the offset follows.
-        off = (-fault) % records.PAGE_SIZE
+        # The first inaccessible byte sits on a page (granule) boundary: the offset follows.
+        off = (-fault) % records.fault_unit(granule)
     else:
         off = 0
     return off, fault
@@ -150,10 +154,13 @@ def _why_not(spec: Spec, error: int) -> str:
         if fault is not None and fault > MAX_FAULT:
             # The executor bounds positions too: one that far past the end means no fault.
             return f"{side}_fault={fault} is too far: at most {MAX_FAULT}, or none"
-        fitting = (-(fault or 0)) % records.PAGE_SIZE
-        return (f"{side}_fault={fault} cannot happen with {side}_off={off}: faults are page-granular "
-                f"(the first inaccessible byte is always at a page boundary); "
-                f"{side}_off={fitting} makes it reachable")
+        unit = records.fault_unit(spec.granule)
+        fitting = (-(fault or 0)) % unit
+        where = "a 16-byte tag granule's start (granule=16)" if spec.granule else "a page boundary"
+        return (f"{side}_fault={fault} cannot happen with {side}_off={off}: the first inaccessible byte is "
+                f"always at {where}; {side}_off={fitting} makes it reachable")
+    if error == records.CASE_BAD_GRANULE:
+        return f"granule={spec.granule}: give granule=16 (MTE tag granules), or leave it out (pages)"
     return records.case_error_message(error)
 
 
@@ -185,13 +192,14 @@ def parse_fields(routine: str, kind: str, text: str) -> Spec:
         if key in given and kind != owner:
             raise SpecError(f"{key}= is for {owner} routines; {routine} is a {kind} routine")
     n = _parse_int("n", given["n"])
-    src_off, src_fault = _side("src", given) if kind in records.HAS_SRC else (0, None)
-    dst_off, dst_fault = _side("dst", given)
+    granule = _parse_int("granule", given["granule"]) if "granule" in given else 0
+    src_off, src_fault = _side("src", given, granule) if kind in records.HAS_SRC else (0, None)
+    dst_off, dst_fault = _side("dst", given, granule)
     fill = _parse_fill(given["fill"]) if "fill" in given else 0
     disp = _parse_signed("disp", given["disp"]) if "disp" in given else 0
     if not INT_MIN <= disp < 2**31:
         raise SpecError(f"disp={disp} is out of range for n={n}: |disp| <= {records.memmove_max_disp(n)}")
-    spec = Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
+    spec = Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp, granule)
     error = records.case_check(spec.to_case("linux"))
     if error != records.CASE_OK:
         raise SpecError(_why_not(spec, error))
@@ -216,6 +224,8 @@ def format_spec(spec: Spec) -> str:
     parts.append(f"dst_off={spec.dst_off}")
     if spec.dst_fault is not None:
         parts.append(f"dst_fault={spec.dst_fault}")
+    if spec.granule:
+        parts.append(f"granule={spec.granule}")
     return f"{spec.routine}:{','.join(parts)}"
 
 
@@ -228,9 +238,9 @@ def from_case(routine: str, case: records.Case) -> Spec:
 
     if kind not in records.HAS_SRC:
         return Spec(routine, kind, case.n, 0, None, case.dst_off, fault(case.dst_fault),
-                    case.fill, case.disp)
+                    case.fill, case.disp, case.granule)
     return Spec(routine, kind, case.n, case.src_off, fault(case.src_fault),
-                case.dst_off, fault(case.dst_fault), case.fill, case.disp)
+                case.dst_off, fault(case.dst_fault), case.fill, case.disp, case.granule)
 
 
 def parse_spec_line(line: str, routine: "Routine") -> Spec:

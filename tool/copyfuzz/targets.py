@@ -30,6 +30,7 @@ class Arch:
     # ("" where the architecture has no such register).
     regs: tuple[str, ...]
     env_suffix: str = ""  # CROSS_COMPILE<suffix> and QEMU<suffix> override the defaults
+    mte: bool = False  # memory tagging: faults at 16-byte granules (--granule 16)
 
     def runs_at(self, xlen: int) -> bool:
         """Does a run at --xlen xlen include this architecture's routines? An architecture
@@ -70,10 +71,20 @@ class Arch:
 RISCV = Arch("riscv", (64, 32), "riscv64-linux-gnu-", "qemu-riscv{xlen}", "riscv{xlen}", "riscv64",
              tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"))
 ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aarch64",
-             tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "", "tpidr_el0", "x30"), "_ARM64")
+             tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "", "tpidr_el0", "x30"), "_ARM64", mte=True)
 
 ARCHES: dict[str, Arch] = {a.name: a for a in (RISCV, ARM64)}
 DEFAULT = RISCV
+
+
+def require_mte(names_archs: list[tuple[str, str]], granule: int) -> None:
+    """Faults at tag granules need memory tagging (arm64's MTE): a routine of another
+    architecture is refused in one line."""
+    untagged = [name for name, arch in names_archs if not get(arch).mte]
+    if granule and untagged:
+        more = " ..." if len(untagged) > 3 else ""
+        raise CopyfuzzError(f"granule {granule}: faults at tag granules need MTE (arm64); "
+                            f"{', '.join(untagged[:3])}{more} cannot have them")
 
 
 def get(name: str) -> Arch:

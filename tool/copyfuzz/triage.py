@@ -45,12 +45,13 @@ class CampaignFinding:
 
 
 @contextlib.contextmanager
-def serving(root: Path, routine: Routine) -> Iterator[executor.Server]:
-    """One `serve` of the routine, with the coverage plugin as the driver runs it."""
+def serving(root: Path, routine: Routine, granule: int = 0) -> Iterator[executor.Server]:
+    """One `serve` of the routine, with the coverage plugin as the driver runs it (and
+    MTE tag granules as fault boundaries, with granule)."""
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     plugin = None if build.routine_native(routine) else PluginMemory(root, routine.xlen, routine.arch)
     try:
-        with executor.Server(argv, plugin=plugin) as server:
+        with executor.Server(argv, plugin=plugin, granule=granule) as server:
             yield server
     finally:
         if plugin:
@@ -67,7 +68,7 @@ def run_one(server: executor.Server, profile: str, spec: Spec, case_id: int) -> 
 
 def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
     """Each case through one `serve`."""
-    with serving(root, routine) as server:
+    with serving(root, routine, max((s.granule for s in specs), default=0)) as server:
         return [run_one(server, profile, spec, i + 1) for i, spec in enumerate(specs)]
 
 
@@ -241,7 +242,7 @@ def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, en
     """The first candidate that reproduces, shrunk (its class and fault pc kept) and saved
     as a regression; None if none does. pick chooses the class the finding is filed under
     (default: the first in report order)."""
-    with serving(root, routine) as server:
+    with serving(root, routine, max((s.granule for s in candidates), default=0)) as server:
         for i, spec in enumerate(candidates):
             result = run_one(server, profile, spec, i + 1)
             if result.errors:

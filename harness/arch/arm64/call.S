@@ -11,12 +11,15 @@
  * AAPCS64 has the routine keep x19-x29 and sp; x18 is the platform register, which
  * the kernel keeps for its shadow call stack, so a copy routine must not touch it
  * either. There is no gp; tp is tpidr_el0. The user-access stand-in is FPSR (QC).
+ * With --granule 16 (cf_mte_on) the harness runs with PSTATE.TCO set and the routine
+ * with it clear: only the routine's accesses are tag-checked.
  * Frame: 14 words: x19-x30, x18, one pad (sp stays 16-byte aligned).
  */
 #include "call.h"
 #include "../generic_nr.h"
 
 #define W(i) ((i) * 8)
+
 #define FRAME (14 * 8)
 
 	.text
@@ -54,7 +57,11 @@ cf_call_target:
 	ldp	x0, x1, [x9, #W(CF_CALL_ARGS + 0)]
 	ldr	x2, [x9, #W(CF_CALL_ARGS + 2)]
 	msr	fpsr, xzr		/* the compat PAN stand-in starts off */
-	blr	x16
+	adrp	x10, cf_mte_on		/* --granule 16: tag checks for the routine only */
+	ldr	w10, [x10, #:lo12:cf_mte_on]
+	cbz	w10, 1f
+	.inst	0xd503409f		/* msr tco, #0 (assembled as v8.0: MTE is v8.5) */
+1:	blr	x16
 	.globl cf_call_return
 cf_call_return:
 	/* Record what the routine left; a correct one returned here through x30. */
@@ -81,7 +88,11 @@ cf_call_return:
 	.globl cf_call_unwind
 cf_call_unwind:
 	/* Entered with any register state: rebuild ours from *cf_active_call. */
-	adrp	x10, cf_active_call
+	adrp	x10, cf_mte_on
+	ldr	w10, [x10, #:lo12:cf_mte_on]
+	cbz	w10, 2f
+	.inst	0xd503419f		/* msr tco, #1: the harness runs unchecked (arch_sys.h) */
+2:	adrp	x10, cf_active_call
 	ldr	x9, [x10, #:lo12:cf_active_call]
 	str	xzr, [x10, #:lo12:cf_active_call]
 	ldr	x11, [x9, #W(CF_CALL_SAVED_SP)]

@@ -10,7 +10,7 @@
 
 #define CF_ARCH_NAME "riscv"
 /* call.h's uaccess_out is fflags: the compat SR_SUM bit is fflags.NX. */
-#define CF_UACCESS_ON(word) ((word) & 1u)
+#define CF_UACCESS_ON(word) ((word)&1u)
 
 static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, long f)
 {
@@ -26,6 +26,18 @@ static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, 
 			 : "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5), "r"(a7)
 			 : "memory");
 	return a0;
+}
+
+/* No memory tagging: --granule is arm64's (MTE). */
+#define CF_ARCH_HAS_MTE 0
+#define CF_PROT_MTE 0
+static inline int cf_mte_enable(void)
+{
+	return -1;
+}
+static inline void cf_mte_set_tags(uint8_t *lo, uint8_t *hi, unsigned tag)
+{
+	(void)lo, (void)hi, (void)tag;
 }
 
 #endif /* CF_ARCH_SYS_H */
