@@ -3,13 +3,14 @@
 
 Runs the executor's built-in sweep of each routine on one core in several modes
 over the same cases: checked (the oracle on), bare (--bare: no oracle, no
-destination restore) and memcheck (checked, under the QEMU plugin), rotating the
+destination restore), memcheck (checked, under the QEMU plugin) and granule
+(checked, faults at MTE tag granules: --granule 16, arm64 only), rotating the
 order of every (routine, mode) from run to run so drift hits all alike. Routines of
 several architectures (each under its own QEMU) are measured side by side in one run.
 Prints medians and ratios.
 
     bench/sweep_throughput.py [--routine riscv/copy_user [--routine arm64/copy_from_user]]
-                              [--max-len 256] [--runs 3] [--modes checked,bare,memcheck]
+                              [--max-len 256] [--runs 3] [--modes checked,bare,memcheck,granule]
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def main() -> None:
     ap.add_argument("--routine", action="append", help="repeatable (default: riscv/copy_user)")
     ap.add_argument("--max-len", type=int, default=256)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck (comma-separated)")
+    ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck, granule (comma-separated)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -73,7 +74,8 @@ def main() -> None:
     cases: dict[str, int] = {}
     for i in range(args.runs):
         for r, mode in pairs[i % len(pairs):] + pairs[:i % len(pairs)]:
-            n, dt = run_once(bases[r.name] + (["--bare"] if mode == "bare" else []), r, mode == "memcheck")
+            extra = {"bare": ["--bare"], "granule": ["--granule", "16"]}.get(mode, [])
+            n, dt = run_once(bases[r.name] + extra, r, mode == "memcheck")
             cases[r.name] = n
             times[(r.name, mode)].append(dt)
             print(f"run {i + 1} {r.name} {mode:9s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s",
@@ -90,6 +92,8 @@ def main() -> None:
             report["checked_over_bare_time"] = round(med["checked"] / med["bare"], 3)
         if "checked" in med and "memcheck" in med:
             report["memcheck_over_checked_time"] = round(med["memcheck"] / med["checked"], 3)
+        if "checked" in med and "granule" in med:
+            report["granule_over_checked_time"] = round(med["granule"] / med["checked"], 3)
         reports.append(report)
     if args.json:
         print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))

@@ -30,9 +30,14 @@ int cf_arena_seal(struct cf_arena *a)
 	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_READ | a->extra_prot);
 }
 
-int cf_arena_unseal(struct cf_arena *a)
+int cf_arena_seal_range(struct cf_arena *a, uintptr_t lo, uintptr_t hi, int sealed)
 {
-	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_RW | a->extra_prot);
+	uintptr_t first = lo & ~(uintptr_t)(CF_PAGE_SIZE - 1);
+	uintptr_t end = (hi + CF_PAGE_SIZE - 1) & ~(uintptr_t)(CF_PAGE_SIZE - 1);
+	if (first >= end)
+		return 0;
+	int prot = (sealed ? CF_PROT_READ : CF_PROT_RW) | a->extra_prot;
+	return cf_mprotect((void *)first, end - first, prot);
 }
 
 uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off)

@@ -39,10 +39,12 @@ struct cf_arena {
 int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot);
 void cf_arena_fini(struct cf_arena *a);
 
-/* Make the window read-only (the source: a stray store then faults), or writable again
- * (to set tags in it: a tag store needs write permission). */
+/* Make the window read-only (the source: a stray store then faults). */
 int cf_arena_seal(struct cf_arena *a);
-int cf_arena_unseal(struct cf_arena *a);
+/* Only the window's pages that hold [lo, hi): read-only (sealed), or writable again (to
+ * set tags in them: a tag store needs write permission). mprotect's cost grows with the
+ * pages it changes: under QEMU user mode, the 1 MiB window is 259 of them. */
+int cf_arena_seal_range(struct cf_arena *a, uintptr_t lo, uintptr_t hi, int sealed);
 
 /*
  * Where a case side starts, as an offset from the window's first byte (acc): with no

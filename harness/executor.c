@@ -239,32 +239,50 @@ static int bare;
 
 /*
  * A granule case's fault boundary on one side: every granule from byte [fault] of the
- * buffer on, to 64 bytes past its end, gets tag 1 (the routine's pointers carry 0), or
- * back 0 after the call. The source's window is read-only: a tag store needs it
- * writable for the moment.
+ * buffer on, to 64 bytes past its end, has tag 1 (the routine's pointers carry 0); all
+ * others 0. The tagged range stays from case to case while it is the same (the sweep
+ * varies the destination's fault fastest): retagging the read-only source means making
+ * it writable for the moment (a tag store needs write permission), two system calls.
  */
-static void tag_side(struct cf_arena *a, uint8_t *start, uint64_t fault, uint64_t n, unsigned tag,
-		     int sealed)
+struct tagged {
+	uintptr_t lo, hi; /* granules with tag 1 (lo == hi: none) */
+};
+static struct tagged src_tagged, dst_tagged;
+
+static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start, uint64_t fault,
+		     uint64_t n, int sealed)
 {
-	if (fault == CF_NO_FAULT)
+	uintptr_t lo = 0, hi = 0;
+	if (start && fault != CF_NO_FAULT) {
+		lo = ((uintptr_t)start + fault) & ~(uintptr_t)15;
+		uintptr_t end = (uintptr_t)start + (fault > n ? fault : n);
+		hi = ((end + 15) & ~(uintptr_t)15) + CF_CANARY_LEN;
+		if (hi > (uintptr_t)a->acc_end)
+			hi = (uintptr_t)a->acc_end;
+	}
+	if (lo == t->lo && hi == t->hi)
 		return;
-	uintptr_t b = ((uintptr_t)start + fault) & ~(uintptr_t)15;
-	uintptr_t end = (uintptr_t)start + (fault > n ? fault : n);
-	uintptr_t hi = ((end + 15) & ~(uintptr_t)15) + CF_CANARY_LEN;
-	if (hi > (uintptr_t)a->acc_end)
-		hi = (uintptr_t)a->acc_end;
-	if (sealed && cf_arena_unseal(a) != 0)
+	/* The pages of both ranges, old and new (each within a few pages). */
+	uintptr_t plo = t->lo == t->hi ? lo : lo == hi ? t->lo : (t->lo < lo ? t->lo : lo);
+	uintptr_t phi = t->lo == t->hi ? hi : lo == hi ? t->hi : (t->hi > hi ? t->hi : hi);
+	if (sealed && cf_arena_seal_range(a, plo, phi, 0) != 0)
 		fail("cannot make the source writable to tag it");
-	cf_mte_set_tags((uint8_t *)b, (uint8_t *)hi, tag);
-	if (sealed && cf_arena_seal(a) != 0)
+	cf_mte_set_tags((uint8_t *)t->lo, (uint8_t *)t->hi, 0);
+	cf_mte_set_tags((uint8_t *)lo, (uint8_t *)hi, 1);
+	if (sealed && cf_arena_seal_range(a, plo, phi, 1) != 0)
 		fail("cannot make the source read-only again");
+	t->lo = lo, t->hi = hi;
 }
 
-static void tag_case(const struct cf_case *c, uint8_t *dst, uint8_t *src, unsigned tag)
+/* Tag the case's boundaries (a page-granular case under --granule 16: none). */
+static void tag_case(const struct cf_case *c, const uint8_t *dst, const uint8_t *src)
 {
-	tag_side(&dst_arena, dst, c->dst_fault, cf_memmove_top(c->n, c->disp), tag, 0);
-	if (src && c->kind != CF_KIND_MEMMOVE)
-		tag_side(&src_arena, src, c->src_fault, c->n, tag, 1);
+	int g = c->granule != 0;
+	tag_side(&dst_arena, &dst_tagged, dst, g ? c->dst_fault : CF_NO_FAULT,
+		 cf_memmove_top(c->n, c->disp), 0);
+	int own_src = src && c->kind != CF_KIND_MEMMOVE && g;
+	tag_side(&src_arena, &src_tagged, own_src ? src : 0, own_src ? c->src_fault : CF_NO_FAULT,
+		 c->n, 1);
 }
 
 static void run_case(const struct cf_case *c, struct cf_result *r)
@@ -329,11 +347,9 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	call.faults = call.signal = 0;
 	call.si_code = 0;
 	call.fault_pc = call.fault_addr = call.fixup_pc = 0;
-	if (c->granule)
-		tag_case(c, dst, src, 1);
+	if (cf_mte_on)
+		tag_case(c, dst, src);
 	cf_call_target(&call);
-	if (c->granule)
-		tag_case(c, dst, src, 0);
 	if (bare) {
 		r->ret = call.ret;
 		r->faults = call.faults;
