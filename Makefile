@@ -52,7 +52,7 @@ routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
 # Every architecture and width the executors are built for (ARCH:XLEN, for check-fast).
-FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64
+FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64 ARCH=arm
 .PHONY: all deps check freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so

@@ -5,7 +5,7 @@
  * The compiler may emit calls to these for struct copies. The build makes
  * them *local* to the harness (objcopy --localize-symbol), so a routine under
  * test named memcpy never serves the harness, nor the harness the routine.
- * Only riscv builds use this file.
+ * Every executor has it (and ARM builds the division-by-zero hooks below).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -92,6 +92,26 @@ uint64_t __umoddi3(uint64_t n, uint64_t d)
 {
 	uint64_t r;
 	udivmod64(n, d, &r);
+	return r;
+}
+#endif
+
+#ifdef __arm__
+/*
+ * What libgcc's ARM division helpers call on a division by zero. Its own versions
+ * raise SIGFPE through the C library, which the freestanding executor has not; the
+ * harness never divides by zero, so the quotient the helper passes is returned as is.
+ */
+int __aeabi_idiv0(int r);
+long long __aeabi_ldiv0(long long r);
+
+int __aeabi_idiv0(int r)
+{
+	return r;
+}
+
+long long __aeabi_ldiv0(long long r)
+{
 	return r;
 }
 #endif

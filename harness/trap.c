@@ -21,6 +21,9 @@ struct k_stack {
 };
 
 #include "arch_frame.h"
+#ifndef CF_UC_TO_HARNESS
+#define CF_UC_TO_HARNESS(uc) ((void)(uc)) /* the trampoline runs in the routine's own state */
+#endif
 
 #define K_SA_SIGINFO 0x4ul
 #define K_SA_ONSTACK 0x08000000ul
@@ -42,6 +45,7 @@ static void abandon(struct k_ucontext *uc, struct cf_call *c, uintptr_t status)
 {
 	c->status = status;
 	CF_UC_PC(uc) = (unsigned long)cf_call_unwind;
+	CF_UC_TO_HARNESS(uc);
 }
 
 /*

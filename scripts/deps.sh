@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
-gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
+gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
 clang lld libclang-rt-14-dev llvm python3-venv afl++ clang-format shellcheck"
 
 # Asked of dpkg only when its database changed since all were there (the stamp holds the

@@ -73,7 +73,12 @@ RISCV = Arch("riscv", (64, 32), "riscv64-linux-gnu-", "qemu-riscv{xlen}", "riscv
 ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aarch64",
              tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "", "tpidr_el0", "x30"), "_ARM64", mte=True)
 
-ARCHES: dict[str, Arch] = {a.name: a for a in (RISCV, ARM64)}
+# 32-bit ARM: AAPCS's r4-r11 (bits 8-11 unused), sp, TPIDRURW; no gp, and no return
+# address check (ARM's copy template pops the return address straight into pc).
+ARM = Arch("arm", (32,), "arm-linux-gnueabihf-", "qemu-arm", "arm", "armv7l",
+           tuple(f"r{i}" for i in range(4, 12)) + ("", "", "", "", "sp", "", "tpidrurw", ""), "_ARM")
+
+ARCHES: dict[str, Arch] = {a.name: a for a in (RISCV, ARM64, ARM)}
 DEFAULT = RISCV
 
 
