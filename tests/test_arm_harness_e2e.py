@@ -34,7 +34,9 @@ def test_callee_saved_registers_are_checked_by_their_arm_names(switch: str, regs
     assert json.loads(rep.stdout)["registers_clobbered"] == regs
 
 
-@pytest.mark.parametrize("switch,findings", [(None, []), ("RETURN_VIA_POP", []), ("LEAVE_QC", ["uaccess-left-enabled"])])
+@pytest.mark.parametrize("switch,findings", [
+    (None, []), ("RETURN_VIA_POP", []), ("LEAVE_QC", ["uaccess-left-enabled"]),
+])
 def test_returns_and_the_user_access_stand_in(switch: str | None, findings: list[str]) -> None:
     proc = _check(*(["-D", switch] if switch else []))
     assert proc.returncode == (1 if findings else 0), proc.stdout[-1000:] + proc.stderr
