@@ -107,6 +107,13 @@ $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
 
+# For scripts that build for every architecture (.clusterfuzzlite/build.sh): this one's
+# build directory, emulator and cross compiler, one NAME=value per line.
+.PHONY: target-env
+target-env:
+	@printf '%s\n' "CF_TARGET_BUILD=$(BUILD)" "CF_TARGET_QEMU=$(firstword $(QEMU))" \
+	  "CF_TARGET_CROSS_COMPILE=$(CROSS_COMPILE)"
+
 # For the tool, which links a kernel-style file itself (copyfuzz check): the harness
 # object, then the link environment, one NAME=value per line.
 .PHONY: link-env

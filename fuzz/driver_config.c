@@ -80,8 +80,11 @@ static const char *beside_self(const char *argv0, const char *rel, int exec)
 }
 
 /* Where the variables are not set: the bundle beside the binary (driver.c's header
- * comment). A bundled target's routine, kind and profile come with its build
- * (CF_BUNDLE_ROUTINE, CF_BUNDLE_KIND, CF_BUNDLE_PROFILE). */
+ * comment). A bundled target's routine, kind, profile and emulator come with its build
+ * (CF_BUNDLE_ROUTINE, CF_BUNDLE_KIND, CF_BUNDLE_PROFILE, CF_BUNDLE_QEMU). */
+#ifndef CF_BUNDLE_QEMU
+#define CF_BUNDLE_QEMU "qemu-riscv64"
+#endif
 static void find_bundle(const char *argv0)
 {
 	const char *v;
@@ -103,7 +106,7 @@ static void find_bundle(const char *argv0)
 #endif
 	if (!cf_env_given(CF_ENV_QEMU)) {
 		const char *loader = beside_self(argv0, "copyfuzz/qemu/ld.so", 1);
-		const char *qemu = beside_self(argv0, "copyfuzz/qemu/qemu-riscv64", 0);
+		const char *qemu = beside_self(argv0, "copyfuzz/qemu/" CF_BUNDLE_QEMU, 0);
 		const char *libdir = beside_self(argv0, "copyfuzz/qemu/lib", 1);
 		if (loader && qemu && libdir) {
 			cf_cfg.loader = loader;

@@ -3,7 +3,8 @@ Docker (docs/clusterfuzzlite.md). A copy of the tree is the simulated $SRC/copyf
 $WORK and the compiler variables are set as the builder sets them. Then targets run from
 $OUT as a runner starts them: in an empty directory that is not the source's, with no
 COPYFUZZ_* variable and an empty PATH, so they must find executor, plugin and qemu alone.
-Needs clang, the riscv64 gcc and a dynamic qemu-user: a missing tool FAILS these tests.
+Needs clang, the cross gcc of every architecture and a dynamic qemu-user: a missing tool
+FAILS these tests.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def target_name(routine: str) -> str:
 def bundled_routines() -> list[str]:
     """Those that get a target: not the ones that need an ISA extension (build.sh leaves
     them out, its qemu runs the default CPU)."""
-    return sorted(f"riscv/{p.stem}" for p in (ROOT / "arch/riscv").glob("*.S")
+    return sorted(f"{p.parent.name}/{p.stem}" for p in (ROOT / "arch").glob("*/*.S")
                   if not re.search(r"^[ /*]*copyfuzz: isa=", p.read_text()[:4000], re.M))
 
 
@@ -117,7 +118,8 @@ def test_out_holds_the_targets_and_nothing_that_looks_like_one(cflite: Build) ->
     names = {p.relative_to(cflite.out / "copyfuzz").as_posix() for p in helpers}
     for r in [*bundled_routines(), MUTANT]:
         assert f"{r}.elf" in names
-    assert {"cfplugin.so", "qemu/ld.so", "qemu/qemu-riscv64", "qemu/lib/libc.so.6"} <= names
+    assert {"cfplugin.so", "qemu/ld.so", "qemu/qemu-riscv64", "qemu/qemu-aarch64", "qemu/qemu-arm",
+            "qemu/lib/libc.so.6"} <= names
     assert not any("mutants" in n and MUTANT not in n for n in names)  # only the named mutant
     for r in bundled_routines():
         assert "max_len = 16" in (cflite.out / f"{target_name(r)}.options").read_text()
