@@ -35,6 +35,9 @@ AUTOCONF_H = "generated/autoconf.h"
 # Linked with every file built with -D CONFIG_RISCV_ISA_V: enter_vector_usercopy and
 # riscv_v_usercopy_threshold (-D CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=N; 768 otherwise).
 VECTOR_GLUE = "harness/compat/riscv/lib/riscv_v_helpers.c"
+# Linked with every 32-bit ARM file: __memzero, which copy_from_user fixups up to 4.11
+# call (weak; -D CF_ARM_MEMZERO_SKIP makes it do nothing).
+ARM_MEMZERO = "harness/compat/arm/lib/memzero.S"
 ALWAYS_DEFINED = {64: ("CONFIG_RISCV", "CONFIG_64BIT", "CONFIG_ARCH_RV64I"),
                   32: ("CONFIG_RISCV", "CONFIG_32BIT", "CONFIG_ARCH_RV32I")}
 _DEFINE = re.compile(r"[A-Za-z_]\w*(=.*)?")
@@ -203,6 +206,8 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     if any(d.partition("=")[0] == "CONFIG_RISCV_ISA_V" for d in build.defines):
         # The kernel's C glue of its vector user copy, modelled (every name weak).
         link_args += ["--with", str((root / VECTOR_GLUE).resolve())]
+    if arch == "arm":
+        link_args += ["--with", str((root / ARM_MEMZERO).resolve())]
     for w in withs:
         link_args += ["--with", w]
     for d in build.defsyms:
