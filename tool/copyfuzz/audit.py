@@ -216,17 +216,18 @@ def _after_call(state: State, index: dict[str, int], isa: Isa) -> State:
 
 def _transfer(insn: Insn, state: State, index: dict[str, int], isa: Isa, got: list[tuple[int, int]],
               mask: int) -> State:
-    """The state after insn: what it writes (a pair load's second register is a loaded
-    value; a pre/post-indexed access moves its base on, which stays what it was)."""
+    """The state after insn: what it writes (the further registers of a pair or multiple
+    load hold loaded values; a pre/post-indexed access moves its base on, which stays what
+    it was). A conditional instruction may not run: every register keeps its old value too."""
     def read(reg: str) -> Value:
         return state[index[reg]] if reg in index else UNKNOWN_VALUE
 
     out = _set(state, index, isa, insn.rd, isa.written(insn, read, got, mask))
-    if insn.rd2:
-        out = _set(out, index, isa, insn.rd2, UNKNOWN_VALUE)
+    for reg in insn.also:
+        out = _set(out, index, isa, reg, UNKNOWN_VALUE)
     if insn.writeback and insn.base:
         out = _set(out, index, isa, insn.base, (read(insn.base)[0], None))
-    return out
+    return _join(state, out) if insn.conditional else out
 
 
 def _flow(code: dict[int, Insn], entries: dict[int, int], roots: list[tuple[int, State]],
