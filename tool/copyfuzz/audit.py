@@ -29,10 +29,11 @@ or lui: a symbol's address), "const" (a small constant) and "unknown" (anything 
 a loaded value, another argument, a call's result). Arithmetic unions its operands'
 origins, so a pointer stays a user pointer through mv/add/addi/andi/shifts; a load
 gives "unknown", except a load of a GOT slot (which holds a symbol's address). After
-a call the caller-saved registers are unknown. Only "stack" or "data" alone exempts an
-access: when unsure, the audit requires an entry. copy_from_user's destination and
-copy_to_user's source are the kernel's own buffer ("kernel", exempt when alone): the
-routine reaches user memory through the other pointer only.
+a call the caller-saved registers are unknown. A conditional instruction (ARM) may not
+run: the registers it writes keep their old origins too. Only "stack" or "data" alone
+exempts an access: when unsure, the audit requires an entry. copy_from_user's
+destination and copy_to_user's source are the kernel's own buffer ("kernel", exempt
+when alone): the routine reaches user memory through the other pointer only.
 """
 
 from __future__ import annotations
