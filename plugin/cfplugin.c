@@ -3,7 +3,7 @@
  * cfplugin.c - copyfuzz's QEMU TCG plugin (QEMU 7.2 plugin API v1).
  *
  *   qemu-riscv64 -plugin cfplugin.so,fd=N executor ... --plugin-fd N
- *   (qemu-riscv32 and qemu-aarch64 the same way: one .so for every target)
+ *   (qemu-riscv32, qemu-aarch64 and qemu-arm the same way: one .so for every target)
  *
  * The plugin maps the memfd N (struct cf_plugin_shm, harness/plugin_abi.h)
  * that the guest executor maps too, and instruments only the routine under
@@ -119,6 +119,7 @@ enum cf_isa {
 	CF_ISA_OTHER, /* not decoded: every instruction may access memory */
 	CF_ISA_RISCV,
 	CF_ISA_AARCH64,
+	CF_ISA_A32, /* qemu-arm: ARM state */
 };
 static enum cf_isa isa;
 
@@ -279,6 +280,79 @@ static bool aarch64_may_access_memory(const uint8_t *b, size_t size)
 }
 
 /*
+ * Can this A32 (ARM state) instruction access data memory? Decided by the
+ * encoding classes of the (little-endian) word: op1, bits [27:25].
+ *   010, 011 with bit 4 clear: load/store word and byte (ldr, strbt, ...): yes;
+ *     011 with bit 4 set is the media group: no.
+ *   100: load/store multiple (ldm, stm, push, pop): yes.
+ *   000 with bits 7 and 4 set: the extra loads and stores (ldrh, ldrsb, ldrd,
+ *     strht, ...) and, with bits 6:5 clear, the synchronization primitives
+ *     (ldrex, strex, lda, stl, swp) when bit 24 is set: yes; multiplies
+ *     (bit 24 clear): no. Other data processing, and 001: no.
+ *   110: coprocessor and VFP loads and stores (ldc, vldr, vldm, vpush): yes,
+ *     but the two-register transfers (mcrr, mrrc, vmov of a pair) 1100010.
+ *   101 (b, bl) and 111 (svc, mcr, mrc, vmrs, VFP arithmetic): no.
+ * The unconditional space (cond 1111): Advanced SIMD element and structure
+ * loads and stores (0100xxx0 in bits 27:20), srs and rfe (100), ldc2/stc2
+ * (110, but mcrr2/mrrc2): yes; blx (immediate) (101), Advanced SIMD data
+ * processing (001), cps and setend, clrex and the barriers, the pld/pli hints
+ * (they never access data), cdp2/mcr2/mrc2: no; the rest, in doubt: yes.
+ * Four bytes are taken as ARM state (copyfuzz builds routines -marm); a
+ * two-byte (Thumb) instruction: yes. A load into pc (pop {..., pc}) ends its
+ * TB with callbacks (see below), which it needs for its stack accesses: the
+ * ARM harness has no helper-made accesses (exclusives, atomics) to misreport.
+ */
+static bool a32_may_access_memory(const uint8_t *b, size_t size)
+{
+	uint32_t w;
+	unsigned int op1, hi;
+
+	if (size != 4)
+		return true;
+	w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	op1 = (w >> 25) & 7;
+	hi = (w >> 20) & 0xff; /* bits [27:20] */
+	if (w >> 28 == 0xf) {
+		switch (op1) {
+		case 0: /* cps, setend; else unallocated */
+			return hi != 0x10;
+		case 1: /* Advanced SIMD data processing */
+			return false;
+		case 2: /* element/structure loads and stores; pld/pli (immediate)
+			 * and the nop hints (bits 21:20 = 01); clrex and barriers */
+			if ((hi & 0xf1) == 0x40)
+				return true;
+			return (hi & 3) != 1 && hi != 0x57;
+		case 3: /* pld/pli (register); else unallocated */
+			return (hi & 3) != 1 || (w & 0x10) != 0;
+		case 5: /* blx (immediate) */
+			return false;
+		case 6: /* ldc2/stc2, but mcrr2/mrrc2 */
+			return (hi & 0xfe) != 0xc4;
+		case 7: /* cdp2, mcr2, mrc2; unallocated */
+			return (hi & 0xf0) == 0xf0;
+		default: /* srs, rfe */
+			return true;
+		}
+	}
+	switch (op1) {
+	case 0: /* extra loads/stores and synchronization primitives */
+		if ((w & 0x90) != 0x90)
+			return false;
+		return (w & 0x60) != 0 || (w & (1u << 24)) != 0;
+	case 2:
+	case 4:
+		return true;
+	case 3:
+		return (w & 0x10) == 0;
+	case 6:
+		return (hi & 0xfe) != 0xc4;
+	default: /* 1: data processing (immediate); 5: b, bl; 7: svc, coprocessor */
+		return false;
+	}
+}
+
+/*
  * Can this instruction access data memory? Only those get a memory callback.
  * Besides saving work, this avoids a QEMU 7.2 bug (fixed in 8.0, "plugin: fix
  * clearing of plugin_mem_cbs before TB exit"): an instruction with memory
@@ -298,6 +372,8 @@ static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
 		return riscv_may_access_memory(b, size);
 	case CF_ISA_AARCH64:
 		return aarch64_may_access_memory(b, size);
+	case CF_ISA_A32:
+		return a32_may_access_memory(b, size);
 	default:
 		return true;
 	}
@@ -424,6 +500,8 @@ static enum cf_isa target_isa(const char *name)
 		return CF_ISA_RISCV;
 	if (strncmp(name, "aarch64", 7) == 0) /* aarch64, aarch64_be: A64 words are LE */
 		return CF_ISA_AARCH64;
+	if (strcmp(name, "arm") == 0) /* not armeb: its code may be big-endian */
+		return CF_ISA_A32;
 	fprintf(stderr,
 		"cfplugin: target %s is not decoded: every instruction gets a memory "
 		"callback\n",
@@ -439,8 +517,9 @@ CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	void *p;
 
 	if (info && info->system_emulation)
-		return usage("needs user-mode QEMU (qemu-riscv64, qemu-riscv32, qemu-aarch64)",
-			     NULL);
+		return usage(
+			"needs user-mode QEMU (qemu-riscv64, qemu-riscv32, qemu-aarch64, qemu-arm)",
+			NULL);
 	isa = target_isa(info ? info->target_name : NULL);
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];

@@ -7,39 +7,39 @@ from __future__ import annotations
 import pytest
 from copyfuzz.decode import arm64
 
-# (encoding, little-endian hex) -> (mnemonic, access, base, writeback, rd, rd2, flow)
+# (encoding, little-endian hex) -> (mnemonic, access, base, writeback, rd, also, flow)
 CASES = [
-    ("208440f8", "ldr", "load", "x1", True, "x0", None, "next"),  # ldr x0, [x1], #8
-    ("208c40f8", "ldr", "load", "x1", True, "x0", None, "next"),  # ldr x0, [x1, #8]!
-    ("220cc1a8", "ldp", "load", "x1", True, "x2", "x3", "next"),  # ldp x2, x3, [x1], #16
-    ("e20fbfa9", "stp", "store", "sp", True, None, None, "next"),  # stp x2, x3, [sp, #-16]!
-    ("246862f8", "ldr", "load", "x1", False, "x4", None, "next"),  # ldr x4, [x1, x2]
-    ("245862b8", "ldr", "load", "x1", False, "x4", None, "next"),  # ldr w4, [x1, w2, uxtw #2]
-    ("67040058", "ldr", None, None, False, "x7", None, "next"),  # ldr x7, literal: not an access
-    ("41fc03c8", "stlxr", "store", "x2", False, "x3", None, "next"),  # status register written
-    ("620021f8", "ldadd", "store", "x3", False, "x2", None, "next"),  # atomics write memory
-    ("628021f8", "swp", "store", "x3", False, "x2", None, "next"),
-    ("627ca1c8", "cas", "store", "x3", False, "x1", None, "next"),
-    ("200080f9", "prfm", None, None, False, None, None, "next"),  # a prefetch never faults
-    ("21740bd5", "dc", "store", "x1", False, None, None, "next"),  # dc zva zeroes a block
-    ("2070df4c", "ld1", "load", "x1", True, None, None, "next"),  # a SIMD register: no rd
-    ("41f05f38", "ldurb", "load", "x2", False, "x1", None, "next"),
-    ("41080078", "sttrh", "store", "x2", False, None, None, "next"),
-    ("2000c03d", "ldr", "load", "x1", False, None, None, "next"),  # ldr q0
-    ("3f0840f2", "tst", None, None, False, None, None, "next"),  # compares write no register
-    ("200042fa", "ccmp", None, None, False, None, None, "next"),
-    ("c0035fd6", "ret", None, None, False, None, None, "stop"),
-    ("40011fd6", "br", None, None, False, None, None, "stop"),
-    ("200020d4", "brk", None, None, False, None, None, "stop"),
+    ("208440f8", "ldr", "load", "x1", True, "x0", (), "next"),  # ldr x0, [x1], #8
+    ("208c40f8", "ldr", "load", "x1", True, "x0", (), "next"),  # ldr x0, [x1, #8]!
+    ("220cc1a8", "ldp", "load", "x1", True, "x2", ("x3",), "next"),  # ldp x2, x3, [x1], #16
+    ("e20fbfa9", "stp", "store", "sp", True, None, (), "next"),  # stp x2, x3, [sp, #-16]!
+    ("246862f8", "ldr", "load", "x1", False, "x4", (), "next"),  # ldr x4, [x1, x2]
+    ("245862b8", "ldr", "load", "x1", False, "x4", (), "next"),  # ldr w4, [x1, w2, uxtw #2]
+    ("67040058", "ldr", None, None, False, "x7", (), "next"),  # ldr x7, literal: not an access
+    ("41fc03c8", "stlxr", "store", "x2", False, "x3", (), "next"),  # status register written
+    ("620021f8", "ldadd", "store", "x3", False, "x2", (), "next"),  # atomics write memory
+    ("628021f8", "swp", "store", "x3", False, "x2", (), "next"),
+    ("627ca1c8", "cas", "store", "x3", False, "x1", (), "next"),
+    ("200080f9", "prfm", None, None, False, None, (), "next"),  # a prefetch never faults
+    ("21740bd5", "dc", "store", "x1", False, None, (), "next"),  # dc zva zeroes a block
+    ("2070df4c", "ld1", "load", "x1", True, None, (), "next"),  # a SIMD register: no rd
+    ("41f05f38", "ldurb", "load", "x2", False, "x1", (), "next"),
+    ("41080078", "sttrh", "store", "x2", False, None, (), "next"),
+    ("2000c03d", "ldr", "load", "x1", False, None, (), "next"),  # ldr q0
+    ("3f0840f2", "tst", None, None, False, None, (), "next"),  # compares write no register
+    ("200042fa", "ccmp", None, None, False, None, (), "next"),
+    ("c0035fd6", "ret", None, None, False, None, (), "stop"),
+    ("40011fd6", "br", None, None, False, None, (), "stop"),
+    ("200020d4", "brk", None, None, False, None, (), "stop"),
 ]
 
 
-@pytest.mark.parametrize("hexcode,mnemonic,access,base,writeback,rd,rd2,flow", CASES)
+@pytest.mark.parametrize("hexcode,mnemonic,access,base,writeback,rd,also,flow", CASES)
 def test_one_instruction(hexcode: str, mnemonic: str, access: str | None, base: str | None, writeback: bool,
-                         rd: str | None, rd2: str | None, flow: str) -> None:
+                         rd: str | None, also: tuple[str, ...], flow: str) -> None:
     insn = arm64.ISA.disassemble([(bytes.fromhex(hexcode), 0x1000)], 64)[0x1000]
-    assert (insn.mnemonic, insn.access, insn.base, insn.writeback, insn.rd, insn.rd2, insn.flow) == \
-        (mnemonic, access, base, writeback, rd, rd2, flow), insn
+    assert (insn.mnemonic, insn.access, insn.base, insn.writeback, insn.rd, insn.also, insn.flow) == \
+        (mnemonic, access, base, writeback, rd, also, flow), insn
 
 
 def test_branches_calls_and_their_targets() -> None:

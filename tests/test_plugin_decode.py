@@ -54,6 +54,65 @@ A64 = [
     ("msr fpsr, x0", False),
 ]
 
+# (instruction, may access memory): A32 (ARM state)
+A32 = [
+    ("ldrt r4, [ip], #4", True),
+    ("ldrbt r4, [r1], #1", True),
+    ("strt r4, [lr], #4", True),
+    ("strbt r3, [r0], #1", True),
+    ("ldr r0, [r1, r2, lsl #2]", True),
+    ("ldr r0, [pc, #8]", True),  # a literal
+    ("ldrne r0, [r1]", True),
+    ("ldrh r0, [r1, #2]", True),  # the extra loads and stores: bits 7 and 4 set
+    ("ldrsb r0, [r1, #-1]", True),
+    ("ldrd r4, r5, [r1, #8]", True),
+    ("strht r0, [r1], #2", True),
+    ("ldrex r0, [r1]", True),  # synchronization primitives
+    ("strex r2, r0, [r1]", True),
+    ("lda r0, [r1]", True),
+    ("stlexb r2, r0, [r1]", True),
+    ("ldm r1!, {r4-r11}", True),
+    ("stmdb sp!, {r4, lr}", True),
+    ("push {r0, r4-r11, lr}", True),
+    ("pop {r4-r11, pc}", True),
+    ("vldr d0, [r1, #8]", True),
+    ("vstmdb sp!, {d8-d9}", True),
+    ("ldc p14, c5, [r1, #4]", True),
+    ("vld1.8 {d0}, [r1]!", True),  # the unconditional space
+    ("vst1.32 {d0-d1}, [r0], r2", True),
+    ("ldc2 p14, c5, [r1]", True),
+    ("srsdb sp!, #19", True),
+    ("add r0, r0, #1", False),
+    ("orr r4, r4, r5, lsl fp", False),
+    ("mul r0, r1, r2", False),  # bits 7 and 4 set, but a multiply
+    ("umull r0, r1, r2, r3", False),
+    ("movw r0, #0x1234", False),
+    ("cmp r0, r3", False),
+    ("b .", False),
+    ("bne .", False),
+    ("bl .", False),
+    ("blx .+8", False),  # blx (immediate): the unconditional space
+    ("bx lr", False),
+    ("blx r3", False),
+    ("mov pc, lr", False),
+    ("svc #0", False),
+    ("nop", False),
+    ("udf #0", False),
+    ("vmrs r3, fpscr", False),
+    ("vmsr fpscr, r3", False),
+    ("mrc p15, 0, r0, c13, c0, 3", False),
+    ("mcrr p15, 0, r0, r1, c2", False),  # in the coprocessor load/store class, but a transfer
+    ("vmov r0, r1, d0", False),
+    ("vadd.f64 d0, d1, d2", False),
+    ("vadd.i8 d0, d1, d2", False),
+    ("pld [r1, #64]", False),  # hints never access data
+    ("pli [r1]", False),
+    ("pldw [r1, r2]", False),
+    ("dmb ish", False),
+    ("isb", False),
+    ("clrex", False),
+]
+
 # (instruction, may access memory, vector class): RISC-V, compressed forms included
 RISCV = [
     ("ld t1, 0(a1)", True, 0),
@@ -110,6 +169,17 @@ def test_a64_memory_access_is_the_loads_and_stores_class(decode: Path, tmp_path:
         assert {i: g for (i, _), g in zip(A64, got)} == {i: (want, 0) for i, want in A64}
 
 
+def test_a32_memory_access_by_encoding_class(decode: Path, tmp_path: Path) -> None:
+    code = assemble(tmp_path, "arm-linux-gnueabihf-", ["-march=armv8-a", "-mfpu=neon-vfpv4"],
+                    [".syntax unified", ".arm", *(i for i, _ in A32)])
+    words = [code[k:k + 4] for k in range(0, len(code), 4)]
+    assert len(words) == len(A32)
+    got = run(decode, "arm", list(words))
+    assert {i: g for (i, _), g in zip(A32, got)} == {i: (want, 0) for i, want in A32}
+    quiet = subprocess.run([str(decode), "arm", words[0].hex()], check=True, capture_output=True, text=True)
+    assert quiet.stderr == ""  # decoded: no note
+
+
 def test_riscv_memory_and_vector_classes(decode: Path, tmp_path: Path) -> None:
     code = assemble(tmp_path, "riscv64-linux-gnu-", ["-march=rv64gcv_zicboz", "-mno-relax"],
                     [i for i, *_ in RISCV])
@@ -132,3 +202,7 @@ def test_unknown_target_and_withheld_bytes_get_a_callback(decode: Path) -> None:
     assert "x86_64 is not decoded" in proc.stderr
     assert run(decode, "aarch64", [nop, None]) == [(False, 0), (True, 0)]
     assert run(decode, "riscv64", [None]) == [(True, 0)]
+    thumb = bytes.fromhex("0846")  # mov r0, r1: a two-byte (Thumb) instruction is not decoded
+    assert run(decode, "arm", [thumb, None]) == [(True, 0), (True, 0)]
+    armeb = subprocess.run([str(decode), "armeb", nop.hex()], check=True, capture_output=True, text=True)
+    assert "armeb is not decoded" in armeb.stderr

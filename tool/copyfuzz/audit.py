@@ -29,10 +29,11 @@ or lui: a symbol's address), "const" (a small constant) and "unknown" (anything 
 a loaded value, another argument, a call's result). Arithmetic unions its operands'
 origins, so a pointer stays a user pointer through mv/add/addi/andi/shifts; a load
 gives "unknown", except a load of a GOT slot (which holds a symbol's address). After
-a call the caller-saved registers are unknown. Only "stack" or "data" alone exempts an
-access: when unsure, the audit requires an entry. copy_from_user's destination and
-copy_to_user's source are the kernel's own buffer ("kernel", exempt when alone): the
-routine reaches user memory through the other pointer only.
+a call the caller-saved registers are unknown. A conditional instruction (ARM) may not
+run: the registers it writes keep their old origins too. Only "stack" or "data" alone
+exempts an access: when unsure, the audit requires an entry. copy_from_user's
+destination and copy_to_user's source are the kernel's own buffer ("kernel", exempt
+when alone): the routine reaches user memory through the other pointer only.
 """
 
 from __future__ import annotations
@@ -216,17 +217,18 @@ def _after_call(state: State, index: dict[str, int], isa: Isa) -> State:
 
 def _transfer(insn: Insn, state: State, index: dict[str, int], isa: Isa, got: list[tuple[int, int]],
               mask: int) -> State:
-    """The state after insn: what it writes (a pair load's second register is a loaded
-    value; a pre/post-indexed access moves its base on, which stays what it was)."""
+    """The state after insn: what it writes (the further registers of a pair or multiple
+    load hold loaded values; a pre/post-indexed access moves its base on, which stays what
+    it was). A conditional instruction may not run: every register keeps its old value too."""
     def read(reg: str) -> Value:
         return state[index[reg]] if reg in index else UNKNOWN_VALUE
 
     out = _set(state, index, isa, insn.rd, isa.written(insn, read, got, mask))
-    if insn.rd2:
-        out = _set(out, index, isa, insn.rd2, UNKNOWN_VALUE)
+    for reg in insn.also:
+        out = _set(out, index, isa, reg, UNKNOWN_VALUE)
     if insn.writeback and insn.base:
         out = _set(out, index, isa, insn.base, (read(insn.base)[0], None))
-    return out
+    return _join(state, out) if insn.conditional else out
 
 
 def _flow(code: dict[int, Insn], entries: dict[int, int], roots: list[tuple[int, State]],

@@ -35,8 +35,9 @@ class Insn:
     imm: int | None = None  # the last immediate operand
     origin: str | None = None  # of an access's base: user | unknown | stack | data (set by the audit)
     indirect: bool = False  # a jump or call the audit cannot resolve
-    rd2: str | None = None  # a second register written: a pair load's second value
+    also: tuple[str, ...] = ()  # more registers written (a pair or multiple load's): values not followed
     writeback: bool = False  # the access moves its base register on (pre/post-index)
+    conditional: bool = False  # may not execute (an ARM condition code): its writes may leave the old values
 
 
 def sext(value: int, bits: int) -> int:
@@ -84,6 +85,8 @@ def got_load(insn: Insn, read: Read, got: GotRanges, mask: int, regs: tuple[str,
 def for_arch(arch: str) -> Isa:
     if arch == "arm64":
         from .arm64 import ISA
+    elif arch == "arm":
+        from .arm import ISA
     elif arch == "riscv":
         from .riscv import ISA
     else:

@@ -6,7 +6,7 @@ never faults) whose name starts with "ld" is a load, any other one a store (str,
 stp, stxr; the atomics ldadd, swp, cas, which write); `dc zva, Xn` stores a block
 through Xn. A literal load (`ldr x0, =sym`, `ldr x0, label`) reads the file's own
 constants: not an access, its value data. Pre- and post-indexed accesses move their
-base on (Insn.writeback), pair loads write two registers (Insn.rd2).
+base on (Insn.writeback), pair loads write two registers (the second in Insn.also).
 
 Flow: b (jump), b.cond/cbz/cbnz/tbz/tbnz (branch), bl (call), blr (a call the audit
 cannot follow), br (an indirect jump: the end of what it can follow), ret, brk, udf,
@@ -75,7 +75,8 @@ def _decode_one(ci: object) -> Insn:
         insn.access = "load" if m.startswith("ld") and not atomic else "store"
         if insn.access == "load":
             insn.rd = regs[0] if regs else None  # None: an FP/SIMD register
-            insn.rd2 = regs[1] if len(regs) > 1 and m.startswith("ld") and "p" in m[2:] else None
+            pair = len(regs) > 1 and m.startswith("ld") and "p" in m[2:]
+            insn.also = (regs[1],) if pair and regs[1] else ()
         elif atomic:
             insn.rd = regs[1] if m.startswith(_ATOMIC_RD_SECOND) and len(regs) > 1 else (regs[0] if regs else None)
         elif "x" in m[2:] and m.startswith("st") and regs:  # stxr/stlxr/stxp: a status register
