@@ -243,14 +243,19 @@ static int bare;
  * others 0. The tagged range stays from case to case while it is the same (the sweep
  * varies the destination's fault fastest): retagging the read-only source means making
  * it writable for the moment (a tag store needs write permission), two system calls.
+ * A routine can set tags itself where it may write (stg, stzg, dc gzva: none of them
+ * checked), so the destination's granules around the case's buffers (from `below` bytes
+ * under the buffer, 64 bytes more each side) are read back first (ldg) and retagged when
+ * they are not what this case needs: no case runs on tags an earlier case left. The
+ * source is read-only to the routine, its tags too.
  */
 struct tagged {
 	uintptr_t lo, hi; /* granules with tag 1 (lo == hi: none) */
 };
 static struct tagged src_tagged, dst_tagged;
 
-static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start, uint64_t fault,
-		     uint64_t n, int sealed)
+static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start, uint64_t below,
+		     uint64_t fault, uint64_t n, int sealed)
 {
 	uintptr_t lo = 0, hi = 0;
 	if (start && fault != CF_NO_FAULT) {
@@ -260,13 +265,24 @@ static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start,
 		if (hi > (uintptr_t)a->acc_end)
 			hi = (uintptr_t)a->acc_end;
 	}
-	if (lo == t->lo && hi == t->hi)
+	uintptr_t slo = 0, shi = 0; /* the neighbourhood read back (slo == shi: none) */
+	if (start && !sealed) {
+		slo = (((uintptr_t)start - below) & ~(uintptr_t)15) - CF_CANARY_LEN;
+		shi = (((uintptr_t)start + n + 15) & ~(uintptr_t)15) + CF_CANARY_LEN;
+		shi = shi > hi ? shi : hi;
+		slo = slo < (uintptr_t)a->acc ? (uintptr_t)a->acc : slo;
+		shi = shi > (uintptr_t)a->acc_end ? (uintptr_t)a->acc_end : shi;
+		if (cf_mte_tags_are(slo, shi, lo, hi))
+			slo = shi = 0;
+	}
+	if (lo == t->lo && hi == t->hi && slo == shi)
 		return;
 	/* The pages of both ranges, old and new (each within a few pages). */
 	uintptr_t plo = t->lo == t->hi ? lo : lo == hi ? t->lo : (t->lo < lo ? t->lo : lo);
 	uintptr_t phi = t->lo == t->hi ? hi : lo == hi ? t->hi : (t->hi > hi ? t->hi : hi);
 	if (sealed && cf_arena_seal_range(a, plo, phi, 0) != 0)
 		fail("cannot make the source writable to tag it");
+	cf_mte_set_tags((uint8_t *)slo, (uint8_t *)shi, 0);
 	cf_mte_set_tags((uint8_t *)t->lo, (uint8_t *)t->hi, 0);
 	cf_mte_set_tags((uint8_t *)lo, (uint8_t *)hi, 1);
 	if (sealed && cf_arena_seal_range(a, plo, phi, 1) != 0)
@@ -278,11 +294,12 @@ static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start,
 static void tag_case(const struct cf_case *c, const uint8_t *dst, const uint8_t *src)
 {
 	int g = c->granule != 0;
-	tag_side(&dst_arena, &dst_tagged, dst, g ? c->dst_fault : CF_NO_FAULT,
+	uint64_t below = c->kind == CF_KIND_MEMMOVE && c->disp > 0 ? (uint64_t)c->disp : 0;
+	tag_side(&dst_arena, &dst_tagged, dst, below, g ? c->dst_fault : CF_NO_FAULT,
 		 cf_memmove_top(c->n, c->disp), 0);
 	int own_src = src && c->kind != CF_KIND_MEMMOVE && g;
-	tag_side(&src_arena, &src_tagged, own_src ? src : 0, own_src ? c->src_fault : CF_NO_FAULT,
-		 c->n, 1);
+	tag_side(&src_arena, &src_tagged, own_src ? src : 0, 0,
+		 own_src ? c->src_fault : CF_NO_FAULT, c->n, 1);
 }
 
 static void run_case(const struct cf_case *c, struct cf_result *r)

@@ -115,3 +115,15 @@ def test_riscv_only_options_on_an_arm64_routine_are_one_line(args: list[str], me
     proc = run_cli("sweep", "arm64/memcpy", "--max-len", "4", *args)
     assert proc.returncode == 2
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_register_the_routine_never_set_points_nowhere() -> None:
+    """x9 held the trampoline's struct cf_call at the call: a routine loading through it
+    read the harness's memory and came out clean. Every scratch register now holds an
+    unmapped address that names it, so the load faults as it would oops in the kernel."""
+    proc = _check("-D", "UNSET_X9", "--no-audit")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = json.loads(proc.stdout)["routines"][0]
+    assert list(row["findings"]) == ["unhandled-fault"], row
+    rep = run_cli("repro", row["reproducers"]["unhandled-fault"], "-D", "UNSET_X9", "--arch", "arm64", "--json")
+    assert rep.returncode == 1 and json.loads(rep.stdout)["fault"]["address"] == 0x7bad00000909, rep.stdout

@@ -76,3 +76,17 @@ def test_granules_are_arm64s(args: tuple[str, ...]) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("copyfuzz: granule 16: faults at tag granules need MTE (arm64); "
                                    "riscv/copy_user cannot have them")
+
+
+def test_a_case_never_runs_on_tags_an_earlier_case_left(tmp_path: Path) -> None:
+    """The fixture retags its destination's guard granules when n = 5, then copies
+    everything (over-report). The next case, n = 6 with the same tagged range, is clean
+    alone; run after it in the same executor it found the granules untagged and was
+    reported too."""
+    fixture = ROOT / "tests/fixtures/arm64/retag.S"
+    for name, n in (("a", 5), ("b", 6)):
+        (tmp_path / f"{name}.spec").write_text(f"# options: --arch arm64 --kind copy_to_user\n"
+                                               f"{fixture}:retag_copy:n={n},dst_off=0,dst_fault=0,granule=16\n")
+    proc = run_cli("replay", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "2 cases, 1 with findings" in proc.stdout and ":n=5," in proc.stdout, proc.stdout

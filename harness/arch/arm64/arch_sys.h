@@ -61,4 +61,17 @@ static inline void cf_mte_set_tags(uint8_t *lo, uint8_t *hi, unsigned tag)
 	}
 }
 
+/* Do the granules of [lo, hi) (16-byte aligned) have tag 1 in [one_lo, one_hi) and 0
+ * elsewhere? 1 or 0. */
+static inline int cf_mte_tags_are(uintptr_t lo, uintptr_t hi, uintptr_t one_lo, uintptr_t one_hi)
+{
+	for (uintptr_t p = lo; p < hi; p += 16) {
+		register uintptr_t x9 __asm__("x9") = p;
+		__asm__ volatile(".inst 0xd9600129" : "+r"(x9)); /* ldg x9, [x9] */
+		if ((x9 >> 56 & 15) != (p >= one_lo && p < one_hi))
+			return 0;
+	}
+	return 1;
+}
+
 #endif /* CF_ARCH_SYS_H */

@@ -6,6 +6,7 @@
  *   entry    x0 = struct cf_call *c
  *   x9       c while loading the routine's arguments, and again after the call
  *   x10, x11 scratch (caller-saved: the routine may leave anything there)
+ *   x3-x15, x17 poisoned (unmapped addresses) for the call
  *   x16      the routine's address (IP0: free for a branch)
  *   x19-x29  the known values c->s_in[0..10] during the call, x18 c->s_in[11]
  * AAPCS64 has the routine keep x19-x29 and sp; x18 is the platform register, which
@@ -61,7 +62,29 @@ cf_call_target:
 	ldr	w10, [x10, #:lo12:cf_mte_on]
 	cbz	w10, 1f
 	.inst	0xd503409f		/* msr tco, #0 (assembled as v8.0: MTE is v8.5) */
-1:	blr	x16
+1:	/*
+	 * The other argument and scratch registers hold addresses nothing maps, each naming
+	 * its register (x9: 0x7bad00000909, x12: 0x7bad00000c0c): a routine that uses one it never set (x9 held c,
+	 * the others whatever the harness left) faults there, as it would oops in the kernel,
+	 * instead of reading or writing the harness's memory. (Not higher: qemu-aarch64
+	 * reports a fault above its address space at address 0.)
+	 */
+	mov	x3, #0x7bad00000000
+	add	x4, x3, #0x404
+	add	x5, x3, #0x505
+	add	x6, x3, #0x606
+	add	x7, x3, #0x707
+	add	x8, x3, #0x808
+	add	x9, x3, #0x909
+	add	x10, x3, #0xa0a
+	add	x11, x3, #0xb0b
+	add	x12, x3, #0xc0c
+	add	x13, x3, #0xd0d
+	add	x14, x3, #0xe0e
+	add	x15, x3, #0xf0f
+	add	x17, x3, #0x111
+	add	x3, x3, #0x303
+	blr	x16
 	.globl cf_call_return
 cf_call_return:
 	/* Record what the routine left; a correct one returned here through x30. */
