@@ -42,3 +42,14 @@ def test_returns_and_the_user_access_stand_in(switch: str | None, findings: list
     assert proc.returncode == (1 if findings else 0), proc.stdout[-1000:] + proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert sorted(row["findings"]) == findings and row["arch"] == "arm" and row["xlen"] == 32
+
+
+def test_a_register_the_routine_never_set_points_nowhere() -> None:
+    """r3 holds no harness value at the call: a routine using it unset faults (an
+    unmapped address), as a kernel would oops, instead of reaching the harness's memory."""
+    proc = _check("-D", "UNSET_R3")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = json.loads(proc.stdout)["routines"][0]
+    assert list(row["findings"]) == ["unhandled-fault"], row
+    rep = run_cli("repro", row["reproducers"]["unhandled-fault"], "-D", "UNSET_R3", "--arch", "arm", "--json")
+    assert rep.returncode == 1 and json.loads(rep.stdout)["fault"]["address"] == 0xBAD00303, rep.stdout

@@ -44,17 +44,7 @@ static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, 
 	return r0;
 }
 
-/* No memory tagging: --granule is arm64's (MTE). */
-#define CF_ARCH_HAS_MTE 0
-#define CF_PROT_MTE 0
-static inline int cf_mte_enable(void)
-{
-	return -1;
-}
-static inline void cf_mte_set_tags(uint8_t *lo, uint8_t *hi, unsigned tag)
-{
-	(void)lo, (void)hi, (void)tag;
-}
+#include "../no_mte.h"
 #endif
 
 #endif /* CF_ARCH_SYS_H */

@@ -6,7 +6,7 @@
  *   entry  r0 = struct cf_call *c
  *   r12    c while loading the routine's arguments, then the routine's address; c again
  *          after the call
- *   r1-r3  scratch
+ *   r1-r3  scratch; r3 poisoned (an unmapped address) for the call
  *   r4-r11 the known values c->s_in[0..7] during the call
  * AAPCS has the routine keep r4-r11 and sp (s_in[8..11] are not used: copied to s_out).
  * The routine may return with lr holding anything (ARM's copy template pops the return
@@ -49,6 +49,7 @@ cf_call_target:
 	ldr	r1, [r12, #W(CF_CALL_ARGS + 1)]
 	ldr	r2, [r12, #W(CF_CALL_ARGS + 2)]
 	ldr	r12, [r12, #W(CF_CALL_FN)]
+	ldr	r3, =0xbad00303		/* nothing maps it: a routine using r3 unset faults */
 	blx	r12
 	.globl cf_call_return
 cf_call_return:

@@ -28,21 +28,6 @@ static inline long cf_syscall6(long nr, long a, long b, long c, long d, long e, 
 	return a0;
 }
 
-/* No memory tagging: --granule is arm64's (MTE). */
-#define CF_ARCH_HAS_MTE 0
-#define CF_PROT_MTE 0
-static inline int cf_mte_enable(void)
-{
-	return -1;
-}
-static inline void cf_mte_set_tags(uint8_t *lo, uint8_t *hi, unsigned tag)
-{
-	(void)lo, (void)hi, (void)tag;
-}
-static inline int cf_mte_tags_are(uintptr_t lo, uintptr_t hi, uintptr_t one_lo, uintptr_t one_hi)
-{
-	(void)lo, (void)hi, (void)one_lo, (void)one_hi;
-	return 1;
-}
+#include "../no_mte.h"
 
 #endif /* CF_ARCH_SYS_H */

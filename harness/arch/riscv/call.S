@@ -8,6 +8,7 @@
  *   entry  a0 = struct cf_call *c
  *   t1     c while loading the routine's arguments
  *   t0     routine address, then c again after the call
+ *   t1-t6, a3-a7  poisoned (unmapped addresses) for the call
  *   s0-s11 the known values c->s_in[] during the call
  * Frame: 16 words: ra, s0-s11 (keeps sp 16-byte aligned on RV32 and RV64).
  * Relaxation is off: gp-relative addressing would break if a routine
@@ -25,6 +26,11 @@
 #define REG_S sw
 #endif
 #define W(i) ((i) * SZREG)
+#if __riscv_xlen == 64
+#define POISON(r) (0x7bad00000000 + (r))
+#else
+#define POISON(r) (0xbad00000 + (r))
+#endif
 #define FRAME (16 * SZREG)
 
 	.option norelax
@@ -73,6 +79,23 @@ cf_call_target:
 	REG_L	a1, W(CF_CALL_ARGS + 1)(t1)
 	REG_L	a2, W(CF_CALL_ARGS + 2)(t1)
 	csrw	fflags, zero		/* the compat SUM bit starts off */
+	/*
+	 * The other argument and temporary registers hold addresses nothing maps, each naming
+	 * its register (t1: ...0606): a routine that uses one it never set (t1 held c, the
+	 * others whatever the harness left) faults there, as it would oops in the kernel,
+	 * instead of reaching the harness's memory.
+	 */
+	li	t1, POISON(0x606)
+	li	t2, POISON(0x707)
+	li	a3, POISON(0xd0d)
+	li	a4, POISON(0xe0e)
+	li	a5, POISON(0xf0f)
+	li	a6, POISON(0x1010)
+	li	a7, POISON(0x1111)
+	li	t3, POISON(0x1c1c)
+	li	t4, POISON(0x1d1d)
+	li	t5, POISON(0x1e1e)
+	li	t6, POISON(0x1f1f)
 	jalr	ra, 0(t0)
 	.globl cf_call_return
 cf_call_return:
