@@ -41,6 +41,7 @@ def _check(*extra: str, path: Path = REGS) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("switch,regs", [
     ("CLOBBER_X19", ["x19"]), ("CLOBBER_X18", ["x18"]), ("CLOBBER_SP", ["sp"]), ("CLOBBER_TPIDR", ["tpidr_el0"]),
+    ("CLOBBER_D8", ["d8-d15"]),
 ])
 def test_callee_saved_registers_are_checked_by_their_arm64_names(switch: str, regs: list[str]) -> None:
     proc = _check("-D", switch)

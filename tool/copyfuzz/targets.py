@@ -71,7 +71,8 @@ class Arch:
 RISCV = Arch("riscv", (64, 32), "riscv64-linux-gnu-", "qemu-riscv{xlen}", "riscv{xlen}", "riscv64",
              tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"))
 ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aarch64",
-             tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "", "tpidr_el0", "x30"), "_ARM64", mte=True)
+             tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "d8-d15", "tpidr_el0", "x30"), "_ARM64",
+             mte=True)
 
 # 32-bit ARM: AAPCS's r4-r11 (bits 8-11 unused), sp, TPIDRURW; no gp, and no return
 # address check (ARM's copy template pops the return address straight into pc).

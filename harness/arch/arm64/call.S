@@ -11,7 +11,9 @@
  *   x19-x29  the known values c->s_in[0..10] during the call, x18 c->s_in[11]
  * AAPCS64 has the routine keep x19-x29 and sp; x18 is the platform register, which
  * the kernel keeps for its shadow call stack, so a copy routine must not touch it
- * either. There is no gp; tp is tpidr_el0. The user-access stand-in is FPSR (QC).
+ * either. AAPCS64 has the low 64 bits of d8-d15 kept as well: they get s_in[0..7] and
+ * are compared after the call, the result reported in the gp slot (there is no gp).
+ * tp is tpidr_el0. The user-access stand-in is FPSR (QC).
  * With --granule 16 (cf_mte_on) the harness runs with PSTATE.TCO set and the routine
  * with it clear: only the routine's accesses are tag-checked.
  * Frame: 14 words: x19-x30, x18, one pad (sp stays 16-byte aligned).
@@ -22,6 +24,10 @@
 #define W(i) ((i) * 8)
 
 #define FRAME (14 * 8)
+/* x12 = dN ^ s_in[k] when that is not 0 (called from d15 down: the lowest bad one wins). */
+#define D_CHANGED(dn, k)						\
+	fmov x10, dn; ldr x11, [x9, #W(CF_CALL_S_IN + (k))];		\
+	eor x10, x10, x11; cmp x10, #0; csel x12, x10, x12, ne
 
 	.text
 	.balign 4
@@ -52,6 +58,10 @@ cf_call_target:
 	ldp	x23, x24, [x9, #W(CF_CALL_S_IN + 4)]
 	ldp	x25, x26, [x9, #W(CF_CALL_S_IN + 6)]
 	ldp	x27, x28, [x9, #W(CF_CALL_S_IN + 8)]
+	ldp	d8, d9, [x9, #W(CF_CALL_S_IN + 0)]	/* AAPCS64 keeps d8-d15 too */
+	ldp	d10, d11, [x9, #W(CF_CALL_S_IN + 2)]
+	ldp	d12, d13, [x9, #W(CF_CALL_S_IN + 4)]
+	ldp	d14, d15, [x9, #W(CF_CALL_S_IN + 6)]
 	ldr	x29, [x9, #W(CF_CALL_S_IN + 10)]
 	ldr	x18, [x9, #W(CF_CALL_S_IN + 11)]
 	ldr	x16, [x9, #W(CF_CALL_FN)]
@@ -100,7 +110,18 @@ cf_call_return:
 	str	x18, [x9, #W(CF_CALL_S_OUT + 11)]
 	mov	x10, sp
 	str	x10, [x9, #W(CF_CALL_SP_OUT)]
-	str	xzr, [x9, #W(CF_CALL_GP_OUT)]
+	/* gp_out (no gp on arm64): how the first of d8-d15 that differs from what it was
+	 * given (s_in[0..7]) differs (the XOR), 0 when all came back. */
+	mov	x12, #0
+	D_CHANGED(d15, 7)
+	D_CHANGED(d14, 6)
+	D_CHANGED(d13, 5)
+	D_CHANGED(d12, 4)
+	D_CHANGED(d11, 3)
+	D_CHANGED(d10, 2)
+	D_CHANGED(d9, 1)
+	D_CHANGED(d8, 0)
+	str	x12, [x9, #W(CF_CALL_GP_OUT)]
 	mrs	x10, tpidr_el0
 	str	x10, [x9, #W(CF_CALL_TP_OUT)]
 	str	x30, [x9, #W(CF_CALL_RA_OUT)]
