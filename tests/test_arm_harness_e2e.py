@@ -23,6 +23,7 @@ def _check(*extra: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("switch,regs", [
     ("CLOBBER_R4", ["r4"]), ("CLOBBER_R11", ["r11"]), ("CLOBBER_SP", ["sp"]), ("CLOBBER_TPIDR", ["tpidrurw"]),
+    ("CLOBBER_D8", ["d8-d15"]),
 ])
 def test_callee_saved_registers_are_checked_by_their_arm_names(switch: str, regs: list[str]) -> None:
     proc = _check("-D", switch)

@@ -74,10 +74,10 @@ ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aar
              tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "d8-d15", "tpidr_el0", "x30"), "_ARM64",
              mte=True)
 
-# 32-bit ARM: AAPCS's r4-r11 (bits 8-11 unused), sp, TPIDRURW; no gp, and no return
+# 32-bit ARM: AAPCS's r4-r11 (bits 8-11 unused), sp, d8-d15 (in gp's bit), TPIDRURW; no return
 # address check (ARM's copy template pops the return address straight into pc).
 ARM = Arch("arm", (32,), "arm-linux-gnueabihf-", "qemu-arm", "arm", "armv7l",
-           tuple(f"r{i}" for i in range(4, 12)) + ("", "", "", "", "sp", "", "tpidrurw", ""), "_ARM")
+           tuple(f"r{i}" for i in range(4, 12)) + ("", "", "", "", "sp", "d8-d15", "tpidrurw", ""), "_ARM")
 
 ARCHES: dict[str, Arch] = {a.name: a for a in (RISCV, ARM64, ARM)}
 DEFAULT = RISCV

@@ -8,7 +8,8 @@
  *          after the call
  *   r1-r3  scratch; r3 poisoned (an unmapped address) for the call
  *   r4-r11 the known values c->s_in[0..7] during the call
- * AAPCS has the routine keep r4-r11 and sp (s_in[8..11] are not used: copied to s_out).
+ * AAPCS has the routine keep r4-r11, sp and d8-d15 (s_in[8..11] are not used: copied
+ * to s_out; d8-d15 are compared here, the result reported in the gp slot).
  * The routine may return with lr holding anything (ARM's copy template pops the return
  * address straight into pc): returning to cf_call_return is the check, so ra_out is
  * set to it here. There is no gp; tp is TPIDRURW (user read/write thread ID). The
@@ -19,6 +20,12 @@
 #include "arch_sys.h"
 
 #define W(i) ((i) * 4)
+/* r1 = the halves of dn XOR s_in[2k], s_in[2k+1], folded, when not 0 (called from d15
+ * down: the lowest bad one wins). r0, r2, r3 scratch. */
+#define D_CHANGED(dn, k)						\
+	vmov r2, r3, dn; ldr r0, [r12, #W(CF_CALL_S_IN + 2 * (k))]; eor r2, r2, r0;	\
+	ldr r0, [r12, #W(CF_CALL_S_IN + 2 * (k) + 1)]; eor r3, r3, r0; orrs r2, r2, r3;	\
+	movne r1, r2
 
 	.syntax unified
 	.arm
@@ -42,6 +49,8 @@ cf_call_target:
 	str	r12, [r1]
 	add	r1, r12, #W(CF_CALL_S_IN)
 	ldm	r1, {r4-r11}
+	vldm	r1, {d8-d11}		/* AAPCS keeps d8-d15 too: s_in[0..7] twice */
+	vldm	r1, {d12-d15}
 	vmrs	r1, fpscr
 	bic	r1, r1, #(1 << 27)	/* the compat uaccess stand-in starts off */
 	vmsr	fpscr, r1
@@ -64,7 +73,17 @@ cf_call_return:
 	add	r1, r12, #W(CF_CALL_S_OUT + 8)
 	stm	r1, {r0, r2, r3, lr}
 	str	sp, [r12, #W(CF_CALL_SP_OUT)]
+	/* gp_out (ARM has no gp): how the lowest of d8-d15 that differs from what it was
+	 * given differs (the XOR of its halves, folded), 0 when all came back. */
 	mov	r1, #0
+	D_CHANGED(d15, 3)
+	D_CHANGED(d14, 2)
+	D_CHANGED(d13, 1)
+	D_CHANGED(d12, 0)
+	D_CHANGED(d11, 3)
+	D_CHANGED(d10, 2)
+	D_CHANGED(d9, 1)
+	D_CHANGED(d8, 0)
 	str	r1, [r12, #W(CF_CALL_GP_OUT)]
 	mrc	p15, 0, r1, c13, c0, 2
 	str	r1, [r12, #W(CF_CALL_TP_OUT)]
