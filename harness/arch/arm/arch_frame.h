@@ -23,21 +23,6 @@ _Static_assert(__builtin_offsetof(struct k_ucontext, regs[15]) == 92, "arm ucont
 /* Abandoning a call resumes the trampoline, ARM code: out of Thumb state (CPSR.T). */
 #define CF_UC_TO_HARNESS(uc) ((uc)->cpsr &= ~(1ul << 5))
 
-/* ARM's sigaction has sa_restorer: ours (call.S) makes rt_sigreturn itself. */
-struct k_sigaction {
-	void (*handler)(int, void *, void *);
-	unsigned long flags;
-	void (*restorer)(void);
-	uint64_t mask;
-};
-#define K_SA_RESTORER 0x04000000ul
-void cf_sigreturn(void);
-
-static inline int cf_sigaction(int sig, void (*fn)(int, void *, void *), unsigned long flags,
-			       uint64_t mask)
-{
-	struct k_sigaction sa = {fn, flags | K_SA_RESTORER, cf_sigreturn, mask};
-	return (int)cf_syscall6(CF_NR_rt_sigaction, sig, (long)&sa, 0, 8, 0, 0);
-}
+#include "../sa_restorer.h"
 
 #endif /* CF_ARCH_FRAME_H */

@@ -25,22 +25,6 @@ _Static_assert(__builtin_offsetof(struct k_ucontext, mc.pc) == 440, "arm64 ucont
 
 #define CF_UC_PC(uc) ((uc)->mc.pc)
 
-/* arm64's sigaction has sa_restorer: ours (call.S) makes rt_sigreturn itself, so a
- * handler returns the same way natively and under QEMU, vDSO or not. */
-struct k_sigaction {
-	void (*handler)(int, void *, void *);
-	unsigned long flags;
-	void (*restorer)(void);
-	uint64_t mask;
-};
-#define K_SA_RESTORER 0x04000000ul
-void cf_sigreturn(void);
-
-static inline int cf_sigaction(int sig, void (*fn)(int, void *, void *), unsigned long flags,
-			       uint64_t mask)
-{
-	struct k_sigaction sa = {fn, flags | K_SA_RESTORER, cf_sigreturn, mask};
-	return (int)cf_syscall6(CF_NR_rt_sigaction, sig, (long)&sa, 0, 8, 0, 0);
-}
+#include "../sa_restorer.h"
 
 #endif /* CF_ARCH_FRAME_H */

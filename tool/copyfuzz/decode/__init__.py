@@ -74,6 +74,25 @@ class Isa:
     written: Callable[[Insn, Read, GotRanges, int], Value]
 
 
+def disassemble_fixed(md: object, blobs: Blobs, decode_one: Callable[[object], Insn],
+                      undecoded: Callable[[bytes, int], Insn]) -> dict[int, Insn]:
+    """Code of fixed 4-byte instructions (A64, A32), by address: Capstone's (md, with
+    detail on) through decode_one, and any word it cannot decode through undecoded,
+    stepped over."""
+    code: dict[int, Insn] = {}
+    for data, base in blobs:
+        off = 0
+        while off < len(data):
+            for ci in md.disasm(data[off:], base + off):  # type: ignore[attr-defined]
+                code[ci.address] = decode_one(ci)
+                off = ci.address + ci.size - base
+            if off < len(data):
+                insn = undecoded(data[off:], base + off)
+                code[insn.addr] = insn
+                off += 4
+    return code
+
+
 def got_load(insn: Insn, read: Read, got: GotRanges, mask: int, regs: tuple[str, ...]) -> Value:
     """A load: a GOT slot's content is a symbol's address (data); anything else unknown."""
     addr = read(insn.base)[1] if insn.base in regs else None

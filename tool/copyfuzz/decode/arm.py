@@ -28,7 +28,7 @@ from __future__ import annotations
 from capstone import CS_AC_READ, CS_AC_WRITE, CS_ARCH_ARM, CS_MODE_ARM, Cs
 from capstone import arm as cs_arm
 
-from . import CONST, DATA, UNKNOWN_VALUE, Blobs, GotRanges, Insn, Isa, Read, Value, got_load, union
+from . import CONST, DATA, UNKNOWN_VALUE, Blobs, GotRanges, Insn, Isa, Read, Value, disassemble_fixed, got_load, union
 
 _REGS = tuple(f"r{i}" for i in range(13)) + ("sp", "lr")
 _NAMES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12", "r13": "sp", "r14": "lr", "r15": "pc"}
@@ -154,18 +154,7 @@ def _decode_one(ci: object) -> Insn:
 def _disassemble(blobs: Blobs, xlen: int) -> dict[int, Insn]:
     md = Cs(CS_ARCH_ARM, CS_MODE_ARM)
     md.detail = True
-    code: dict[int, Insn] = {}
-    for data, base in blobs:
-        off = 0
-        while off < len(data):
-            for ci in md.disasm(data[off:], base + off):
-                code[ci.address] = _decode_one(ci)
-                off = ci.address + ci.size - base
-            if off < len(data):  # a word Capstone cannot decode: step over it
-                insn = _undecoded(data[off:], base + off)
-                code[insn.addr] = insn
-                off += 4
-    return code
+    return disassemble_fixed(md, blobs, _decode_one, _undecoded)
 
 
 def _written(insn: Insn, read: Read, got: GotRanges, mask: int) -> Value:

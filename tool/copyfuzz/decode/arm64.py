@@ -19,7 +19,21 @@ from __future__ import annotations
 from capstone import CS_ARCH_ARM64, CS_MODE_ARM, Cs
 from capstone import arm64 as cs_arm64
 
-from . import CONST, DATA, STACK, UNKNOWN_VALUE, Blobs, GotRanges, Insn, Isa, Read, Value, got_load, union
+from . import (
+    CONST,
+    DATA,
+    STACK,
+    UNKNOWN_VALUE,
+    Blobs,
+    GotRanges,
+    Insn,
+    Isa,
+    Read,
+    Value,
+    disassemble_fixed,
+    got_load,
+    union,
+)
 
 _XREGS = tuple(f"x{i}" for i in range(31)) + ("sp", "xzr")
 # AAPCS64: x0-x18 (x16/x17 the linker's scratch, x18 the platform register, taken as
@@ -114,18 +128,7 @@ def _decode_one(ci: object) -> Insn:
 def _disassemble(blobs: Blobs, xlen: int) -> dict[int, Insn]:
     md = Cs(CS_ARCH_ARM64, CS_MODE_ARM)
     md.detail = True
-    code: dict[int, Insn] = {}
-    for data, base in blobs:
-        off = 0
-        while off < len(data):
-            for ci in md.disasm(data[off:], base + off):
-                code[ci.address] = _decode_one(ci)
-                off = ci.address + ci.size - base
-            if off < len(data):  # bytes Capstone cannot decode: step over one word
-                insn = _undecoded(data[off:], base + off)
-                code[insn.addr] = insn
-                off += 4
-    return code
+    return disassemble_fixed(md, blobs, _decode_one, _undecoded)
 
 
 def _written(insn: Insn, read: Read, got: GotRanges, mask: int) -> Value:
