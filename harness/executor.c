@@ -277,9 +277,12 @@ static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start,
 	}
 	if (lo == t->lo && hi == t->hi && slo == shi)
 		return;
-	/* The pages of both ranges, old and new (each within a few pages). */
-	uintptr_t plo = t->lo == t->hi ? lo : lo == hi ? t->lo : (t->lo < lo ? t->lo : lo);
-	uintptr_t phi = t->lo == t->hi ? hi : lo == hi ? t->hi : (t->hi > hi ? t->hi : hi);
+	/* The pages of both ranges, old and new, the empty one left out (each spans a few). */
+	uintptr_t plo = lo, phi = hi;
+	if (t->lo != t->hi) {
+		plo = lo == hi || t->lo < lo ? t->lo : lo;
+		phi = lo == hi || t->hi > hi ? t->hi : hi;
+	}
 	if (sealed && cf_arena_seal_range(a, plo, phi, 0) != 0)
 		fail("cannot make the source writable to tag it");
 	cf_mte_set_tags((uint8_t *)slo, (uint8_t *)shi, 0);

@@ -7,8 +7,10 @@
  *                                      "-" for an instruction whose bytes QEMU withholds)
  *
  * prints "may_access_memory vector_class" per instruction, as the plugin decides them
- * for a guest whose qemu_info_t says TARGET_NAME. The plugin is compiled in whole; the
- * QEMU functions it calls are stubs (none is reached here but the byte accessor).
+ * for a guest whose qemu_info_t says TARGET_NAME. The plugin is compiled in whole with
+ * this file standing in for QEMU: the instruction's bytes and size come from the
+ * command line, and every other API function aborts (the decoders never call one, so a
+ * decoder that did would fail the test).
  */
 #include "../../plugin/cfplugin.c"
 
