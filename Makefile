@@ -53,7 +53,7 @@ EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).e
 
 # Every architecture and width the executors are built for (ARCH:XLEN, for check-fast).
 FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64 ARCH=arm
-.PHONY: all deps check freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
+.PHONY: all deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
@@ -186,7 +186,7 @@ test-c: $(O)/host/test_ref
 # (docs/perf.md, "Two workers").
 TEST_JOBS ?= 2
 test-py: all
-	$(Q)$(PYTHON) -m pytest -q -m "not alone" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
+	$(Q)$(PYTHON) -m pytest -q -m "not alone and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
 	  $(PYTHON) -m pytest -q -m alone; rc2=$$?; \
 	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no tests marked alone" >&2; rc2=1; fi; \
@@ -201,6 +201,15 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(MAKE) --no-print-directory test-py
 
+# The booted-kernel tier (docs/kernel-sweep.md): builds small riscv64, arm64 and arm kernels
+# from Debian's linux-source (cached under $(O)/kernel/), boots each under qemu-system with
+# a fixture of ours in place of its user-copy file, and sweeps syscalls there: the seeded
+# fixture must hang write(), the clean one must not. After `make check` in CI (.ci/run).
+check-kernel: deps
+	$(Q)sh scripts/deps.sh kernel
+	$(Q)$(PYTHON) -m pytest -q -m kernel; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc=1; fi; exit $$rc
+
 # The inner loop (under a minute): the C unit tests and the tests that need no real
 # executor (unit tests, fake executors); `make check` runs everything.
 check-fast: deps
@@ -210,7 +219,7 @@ check-fast: deps
 	$(Q)for t in $(FREESTANDING_TARGETS); do \
 	  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') freestanding-ref || exit 1; done
 	$(Q)$(MAKE) --no-print-directory test-c
-	$(Q)$(PYTHON) -m pytest -q -m "not e2e"; rc=$$?; \
+	$(Q)$(PYTHON) -m pytest -q -m "not e2e and not kernel"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # Lint: ruff and mypy (pyproject.toml), clang-format (.clang-format), shellcheck.

@@ -2,16 +2,23 @@
 # deps.sh - install what copyfuzz needs, idempotently; silent when all is there.
 #   Debian packages (apt-get, as root) and the project venv (.venv) from the
 #   pinned requirements.txt. A stamp per step makes the no-op case fast.
+#   `deps.sh kernel` adds what building and booting kernels needs (copyfuzz kernel,
+#   confirm, make check-kernel); the kernel sources themselves are installed on first use.
 set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
 gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
+libc6-dev-arm64-cross libc6-dev-armhf-cross
 clang lld libclang-rt-14-dev llvm python3-venv afl++ clang-format shellcheck"
+if [ "${1:-}" = kernel ]; then
+	PACKAGES="$PACKAGES
+qemu-system-misc qemu-system-arm opensbi flex bison bc"
+fi
 
 # Asked of dpkg only when its database changed since all were there (the stamp holds the
 # list they were checked against): the tool runs this before every command.
-pkg_stamp=.venv/.packages.stamp
+pkg_stamp=.venv/.packages${1:+-$1}.stamp
 dpkg_db=/var/lib/dpkg/status
 missing=""
 if [ ! -f "$pkg_stamp" ] || [ -n "$(find "$dpkg_db" -newer "$pkg_stamp" 2>/dev/null)" ] ||

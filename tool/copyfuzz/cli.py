@@ -1,4 +1,5 @@
-"""The command line: `copyfuzz list | sweep | check | history | audit | bench | cov | repro | fuzz | replay | junit`.
+"""The command line: `copyfuzz list | sweep | check | history | audit | bench | cov | repro | fuzz | replay |
+junit | kernel build | kernel sweep | confirm`.
 
 Exit status everywhere: 0 clean, 1 findings, 2 bad input or a build/tool problem.
 Every expected problem is a CopyfuzzError, printed as one line (plus details such as
@@ -231,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     _isa_options(rl)
     _known_options(rl)
 
+    from . import cmd_kernel  # the kernel and confirm commands' options live with them
+    cmd_kernel.add_parsers(sub, _int_in)
+
     ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
                         epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "
                                "2 an error (a run that failed, an unreadable result) or bad input")
@@ -373,11 +377,11 @@ class _NamedStdout:
 
 
 def json_commands(parser: argparse.ArgumentParser) -> set[str]:
-    """The commands that take --json."""
+    """The commands that take --json (`kernel` when a subcommand of it does)."""
     out: set[str] = set()
     for action in parser._subparsers._group_actions if parser._subparsers else []:
         for name, sub in getattr(action, "choices", {}).items():
-            if "--json" in sub._option_string_actions:
+            if "--json" in sub._option_string_actions or json_commands(sub):
                 out.add(name)
     return out
 

@@ -307,7 +307,7 @@ def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
     return with_isa(find(discover(root), name), args.xlen, args)
 
 
-def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
+def spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
     """(routine name, spec fields) or, for a raw fuzzer input, (routine name, its bytes)."""
     path = Path(args.spec)
     if not path.is_file():
@@ -338,7 +338,7 @@ def _spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
 
 
 def run_repro(root: Path, args: argparse.Namespace) -> int:
-    name, rest = _spec_argument(args)
+    name, rest = spec_argument(args)
     routine = _routine(root, args, name)
     if isinstance(rest, bytes):
         spec = dataclasses.replace(fuzzinput.decode(rest, routine.kind), routine=routine.name)

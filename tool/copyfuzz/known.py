@@ -104,8 +104,10 @@ def _strip_comment(line: str) -> str:
     return re.split(r"\s#", line, maxsplit=1)[0].strip()
 
 
-def parse(text: str, source: str) -> list[Entry]:
-    """The entries of a baseline's text; CopyfuzzError `SOURCE:LINE: why` at the first bad line."""
+def parse(text: str, source: str, classes: tuple[str, ...] | None = None) -> list[Entry]:
+    """The entries of a baseline's text; CopyfuzzError `SOURCE:LINE: why` at the first bad line.
+    classes: the class names a line may give (default the routines' records.CLASS_NAMES;
+    `copyfuzz kernel sweep` has its own, kernel/casedef.py)."""
     entries: list[Entry] = []
     seen: dict[tuple[str, str, str | None], int] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
@@ -117,9 +119,10 @@ def parse(text: str, source: str) -> list[Entry]:
         if len(words) < 2:
             raise CopyfuzzError(f"{where_}: expected 'CLASS PC [ROUTINE]' (PC: SYMBOL+0xOFFSET or *), "
                                 f"not {line!r}")
-        cls, pc_text = records.canonical_class(words[0]), words[1]
-        if cls not in records.CLASS_BY_NAME:
-            raise CopyfuzzError(f"{where_}: unknown class {cls!r} (classes: {', '.join(records.CLASS_NAMES)})")
+        names = records.CLASS_NAMES if classes is None else classes
+        cls, pc_text = (records.canonical_class(words[0]) if classes is None else words[0]), words[1]
+        if cls not in names:
+            raise CopyfuzzError(f"{where_}: unknown class {cls!r} (classes: {', '.join(names)})")
         try:
             pc = canonical_pc(pc_text)
         except ValueError as e:
@@ -162,21 +165,21 @@ class Baseline:
                 "unused": [f"{e.source}: {e.text}" for e in self.unused()]}
 
 
-def load(path: Path) -> Baseline:
+def load(path: Path, classes: tuple[str, ...] | None = None) -> Baseline:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise CopyfuzzError(f"--known {path}: not a text file (UTF-8)") from None
     except OSError as e:
         raise CopyfuzzError(f"--known {path}: cannot read it: {e.strerror or e}") from None
-    return Baseline(path, parse(text, str(path)))
+    return Baseline(path, parse(text, str(path), classes))
 
 
-def from_args(args: object) -> Baseline | None:
+def from_args(args: object, classes: tuple[str, ...] | None = None) -> Baseline | None:
     """The --known baseline of a command's arguments (None without one), read and checked
     before anything runs."""
     path = getattr(args, "known", None)
-    return load(Path(path)) if path is not None else None
+    return load(Path(path), classes) if path is not None else None
 
 
 def check_output(args: object) -> None:

@@ -18,6 +18,20 @@ from .errors import CopyfuzzError
 
 
 @dataclass(frozen=True)
+class KernelBoot:
+    """How a Linux kernel of this architecture is built small and booted (copyfuzz kernel,
+    tool/copyfuzz/kernel/): kbuild's ARCH, its cross compiler (64-bit where there is a
+    choice), the image target, QEMU's system emulator and machine, the console."""
+
+    make_arch: str
+    cross_compile: str
+    image: str  # the make target, under arch/<make_arch>/boot/
+    qemu_system: str
+    machine: tuple[str, ...]  # -M ... -cpu ... and firmware, before -kernel
+    console: str  # the kernel's console= for the machine's first UART
+
+
+@dataclass(frozen=True)
 class Arch:
     name: str  # arch/<name>/, harness/arch/<name>/, make's ARCH
     widths: tuple[int, ...]  # register widths it builds for, the default first
@@ -31,6 +45,7 @@ class Arch:
     regs: tuple[str, ...]
     env_suffix: str = ""  # CROSS_COMPILE<suffix> and QEMU<suffix> override the defaults
     mte: bool = False  # memory tagging: faults at 16-byte granules (--granule 16)
+    kernel: KernelBoot | None = None  # booted-kernel sweeps (copyfuzz kernel)
 
     def runs_at(self, xlen: int) -> bool:
         """Does a run at --xlen xlen include this architecture's routines? An architecture
@@ -68,16 +83,25 @@ class Arch:
         return [f"ARCH={self.name}", f"XLEN={xlen}", f"CROSS_COMPILE={self.cross()}"]
 
 
+# The kernels' CPUs: RISC-V with the vector extension (6.10+ copy user memory with it past
+# a threshold), arm64's "max" (PAN, UAO, MTE ...; pauth-impdef keeps TCG fast).
 RISCV = Arch("riscv", (64, 32), "riscv64-linux-gnu-", "qemu-riscv{xlen}", "riscv{xlen}", "riscv64",
-             tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"))
+             tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"),
+             kernel=KernelBoot("riscv", "riscv64-linux-gnu-", "Image", "qemu-system-riscv64",
+                               ("-M", "virt", "-cpu", "rv64,v=true,vlen=128,vext_spec=v1.0", "-bios", "default"),
+                               "ttyS0"))
 ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aarch64",
              tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "d8-d15", "tpidr_el0", "x30"), "_ARM64",
-             mte=True)
+             mte=True,
+             kernel=KernelBoot("arm64", "aarch64-linux-gnu-", "Image", "qemu-system-aarch64",
+                               ("-M", "virt", "-cpu", "max,pauth-impdef=on"), "ttyAMA0"))
 
 # 32-bit ARM: AAPCS's r4-r11 (bits 8-11 unused), sp, d8-d15 (in gp's bit), TPIDRURW; no return
 # address check (ARM's copy template pops the return address straight into pc).
 ARM = Arch("arm", (32,), "arm-linux-gnueabihf-", "qemu-arm", "arm", "armv7l",
-           tuple(f"r{i}" for i in range(4, 12)) + ("", "", "", "", "sp", "d8-d15", "tpidrurw", ""), "_ARM")
+           tuple(f"r{i}" for i in range(4, 12)) + ("", "", "", "", "sp", "d8-d15", "tpidrurw", ""), "_ARM",
+           kernel=KernelBoot("arm", "arm-linux-gnueabihf-", "zImage", "qemu-system-arm",
+                             ("-M", "virt", "-cpu", "cortex-a15"), "ttyAMA0"))
 
 ARCHES: dict[str, Arch] = {a.name: a for a in (RISCV, ARM64, ARM)}
 DEFAULT = RISCV

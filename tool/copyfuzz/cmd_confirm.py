@@ -1,0 +1,115 @@
+"""`copyfuzz confirm SPEC`: a routine-level finding shown (or not) at the syscall level.
+
+SPEC is a case of a kernel file's copy routine (`FILE.S:SYMBOL:n=...`, or a .spec file
+from sweep, check, fuzz or history). The kernel is built with FILE in its place (its path
+in the tree from its own `arch/<arch>/...` path, or --as), the syscalls that drive the
+routine with the same n, alignments and fault position run on it (kernel/confirm.py), and
+each says what it did. Exit 1 when one shows a finding ("confirmed"), 0 when none does,
+2 on bad input, a build error or a kernel that does not boot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from . import spec as specs
+from .checkfile import guess_kind
+from .cmd_repro import spec_argument
+from .errors import CopyfuzzError
+from .kernel import build as kbuild
+from .kernel import confirm, inputs, report, runner
+from .selection import is_file_spec
+
+
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", int_in: runner.IntParser) -> None:
+    cf = sub.add_parser("confirm", help="run a routine-level finding as syscalls on a booted kernel",
+                        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog="exit status: 0 not reproduced at the syscall level, 1 confirmed, 2 bad input, "
+                               "a build error or a kernel that does not boot")
+    cf.add_argument("spec", metavar="SPEC|FILE",
+                    help="FILE.S:SYMBOL:n=N,src_off=..,src_fault=..,dst_off=..,dst_fault=.., or a .spec file")
+    cf.add_argument("--kind", choices=("copy", "copy_from_user", "copy_to_user"),
+                    help="the routine's kind (default: from its name; the faulting side decides the direction)")
+    cf.add_argument("--as", dest="tree_path", metavar="PATH",
+                    help="where FILE.S goes in the kernel tree (default: from its path, .../arch/<arch>/...)")
+    inputs.add_build_options(cf, None, "default: from the file's path")
+    cf.add_argument("--timeout", type=float, default=2.0, metavar="S",
+                    help="a call that has not returned after S seconds is a hang (default 2)")
+    cf.add_argument("--cpu", metavar="MODEL", help="qemu-system's -cpu (default: the architecture's)")
+    cf.add_argument("--no-host", action="store_true", help="skip the host kernel's reference column")
+    cf.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
+                    help="where reproducers are written (default findings/)")
+    cf.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run_confirm(root: Path, args: argparse.Namespace) -> int:
+    args.routine = None
+    name, rest = spec_argument(args)
+    kbuild.ensure_packages(root)
+    if isinstance(rest, bytes):
+        raise CopyfuzzError("confirm takes a case spec or a .spec file, not a raw fuzzer input "
+                            "(turn it into a spec with 'copyfuzz repro --routine NAME FILE' first)")
+    if not is_file_spec(name):
+        raise CopyfuzzError(f"confirm: {name} is not a kernel file's routine (FILE.S:SYMBOL): copyfuzz's own "
+                            "routines are in no kernel")
+    path, symbol = name.rsplit(":", 1)
+    kind = args.kind or guess_kind(symbol)
+    case = specs.parse_fields(name, kind, rest)
+    mapping = confirm.map_case(kind, case.n, case.src_off, case.src_fault, case.dst_off, case.dst_fault)
+    located = confirm.tree_path(path)
+    rel = args.tree_path or (located[1] if located else None)
+    if rel is None:
+        raise CopyfuzzError(f"confirm: where does {path} go in the kernel tree? Its path has no arch/<arch>/ "
+                            "part: say so with --as, e.g. --as arch/riscv/lib/uaccess.S")
+    if args.arch is None:
+        if located is None:
+            raise CopyfuzzError("confirm: which architecture? add --arch riscv|arm64|arm")
+        args.arch = located[0]
+    try:
+        content = Path(path).read_bytes()
+    except OSError as e:
+        raise CopyfuzzError(f"{path}: {e.strerror or e}") from None
+    probe = inputs.request(root, args)
+    own = probe.source.root / rel
+    if not own.is_file():
+        raise CopyfuzzError(f"confirm: {rel} is not a file of {probe.source.label} (--as sets the path)")
+    extra = () if own.read_bytes() == content else ((rel, content),)
+    kernel = kbuild.build(root, inputs.request(root, args, extra=extra))
+    cases = confirm.syscall_cases(mapping)
+    pargs = ["--timeout", str(args.timeout)] + [w for c in cases for w in ("--case", c)]
+    vm, host, workdir = runner.sweep_cases(root, kernel, pargs, 1, args.cpu, not args.no_host, args.timeout)
+    out = report.Report(kernel, vm, host, workdir, args.findings, None, pargs)
+    out.write_reproducers()
+    results = []
+    for c in cases:
+        rows = [r for r in out.rows if r.finding.case == c]
+        results.append({"case": c, "syscall": c.split(":", 1)[0], "confirmed": bool(rows),
+                        "classes": [r.finding.cls for r in rows], "observed": vm.observed.get(c, {}),
+                        "host": host.observed.get(c, {}) if host else None})
+    if args.json:
+        obj = out.to_json()
+        obj.update({"spec": f"{name}:{rest}", "kind": kind, "direction": mapping.direction,
+                    "replaced": rel if extra else None, "note": mapping.note or None, "cases": results})
+        print(json.dumps(obj, indent=1))
+    else:
+        print(f"{name}:{rest}  ({kind}, {mapping.direction.replace('_', ' ')}: {mapping.n} bytes, "
+              f"{mapping.acc} accessible, kernel-side offset {mapping.koff})")
+        print(f"{kernel.arch.name} kernel: {kernel.label} ({'cached' if kernel.cached else 'built'})"
+              + ("" if extra else f"; {rel} is the tree's own"))
+        if mapping.note:
+            print(f"note: {mapping.note}")
+        for res in results:
+            rows = [r for r in out.rows if r.finding.case == res["case"]]
+            if rows:
+                for r in rows:
+                    print(f"confirmed: {res['case']}: {r.finding.cls}: {out.observed_text(r.finding)}")
+                    for s in r.finding.stack[:8]:
+                        print(f"    {s}")
+                    if r.reproducer:
+                        print(f"  reproducer: {r.reproducer}")
+            else:
+                print(f"not reproduced at the syscall level: {res['case']}: {report.observation(res['observed'])}")
+    return 1 if out.rows else 0

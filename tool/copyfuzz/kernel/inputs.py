@@ -1,0 +1,87 @@
+"""What the kernel commands take from their command line, checked at the edge: the
+architecture, the source (Debian's package or a tree), replacements and a config
+fragment, turned into a build.Request. One line and exit 2 for anything wrong."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path, PurePosixPath
+
+from .. import targets
+from ..errors import CopyfuzzError
+from . import build, source
+
+MAX_REPLACEMENT = 16 << 20  # bytes: a source file, not a disk image
+
+
+KERNEL_ARCHES = tuple(a.name for a in targets.ARCHES.values() if a.kernel)
+
+
+def add_build_options(p: argparse.ArgumentParser, arch_default: str | None = "riscv",
+                      arch_help: str = "default riscv") -> None:
+    p.add_argument("--arch", choices=KERNEL_ARCHES, default=arch_default,
+                   help=f"the kernel's architecture: riscv (RV64), arm64 or arm (32-bit ARMv7); {arch_help}")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--source", choices=source.DEBIAN_VERSIONS, default=source.DEBIAN_VERSIONS[0],
+                     help="Debian's linux-source-VERSION (installed on first use; default "
+                          f"{source.DEBIAN_VERSIONS[0]})")
+    src.add_argument("--tree", type=Path, metavar="DIR",
+                     help="your own kernel tree (read only: the build goes to copyfuzz's build directory)")
+    p.add_argument("--replace", action="append", default=[], metavar="PATH=FILE",
+                   help="build with FILE in place of the tree's PATH, e.g. arch/riscv/lib/uaccess.S=fix.S "
+                        "(repeatable; the tree is not touched)")
+    p.add_argument("--config", type=Path, metavar="FRAGMENT",
+                   help="extra kconfig lines (CONFIG_X=y ...) applied after copyfuzz's own")
+
+
+def _read_limited(path: Path, what: str) -> bytes:
+    try:
+        st = os.stat(path)
+        if not os.path.isfile(path):
+            raise CopyfuzzError(f"{what} {path}: not a regular file")
+        if st.st_size > MAX_REPLACEMENT:
+            raise CopyfuzzError(f"{what} {path}: {st.st_size} bytes, more than {MAX_REPLACEMENT} allowed")
+        return path.read_bytes()
+    except OSError as e:
+        raise CopyfuzzError(f"{what} {path}: {e.strerror or e}") from e
+
+
+def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes], ...]:
+    out: dict[str, bytes] = {}
+    for spec in specs:
+        rel, eq, file = spec.partition("=")
+        if not eq or not rel or not file:
+            raise CopyfuzzError(f"--replace {spec!r}: expected PATH=FILE, e.g. arch/riscv/lib/uaccess.S=fix.S")
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or ".." in pure.parts or rel != str(pure):
+            raise CopyfuzzError(f"--replace {spec!r}: PATH must be a plain path inside the tree "
+                                "(relative, no '..'), e.g. arch/riscv/lib/uaccess.S")
+        target = src.root / rel
+        if target.is_symlink() or not target.is_file():
+            raise CopyfuzzError(f"--replace {spec!r}: {rel} is not a file of {src.label}")
+        if rel in out:
+            raise CopyfuzzError(f"--replace: {rel} is given twice")
+        out[rel] = _read_limited(Path(file), "--replace")
+    return tuple(sorted(out.items()))
+
+
+def request(root: Path, args: argparse.Namespace, jobs: int | None = None,
+            extra: tuple[tuple[str, bytes], ...] = ()) -> build.Request:
+    """extra: replacements the command adds itself (confirm's FILE), after --replace's."""
+    arch = targets.get(args.arch)
+    if args.tree is not None:
+        src = source.tree(args.tree)
+    else:
+        src = source.debian(args.source, build.kernel_dir(root) / "sources")
+    fragment = ""
+    if args.config is not None:
+        fragment = _read_limited(args.config, "--config").decode(errors="replace")
+        build.parse_fragment(fragment, str(args.config))  # bad lines: one error now, not after the build
+    repl = dict(replacements(args.replace, src))
+    for rel, content in extra:
+        if rel in repl:
+            raise CopyfuzzError(f"--replace {rel}: that is the file being confirmed")
+        repl[rel] = content
+    return build.Request(arch, src, tuple(sorted(repl.items())), fragment,
+                         str(args.config) if args.config else "", jobs or os.cpu_count() or 1)

@@ -1,0 +1,181 @@
+"""`copyfuzz kernel sweep` from options to exit status: the kernel (built or cached), the
+probers (make), the VMs (one per --jobs, each a shard of the cases) and the host beside
+them, then the report (report.py) and the reproducers.
+
+`sweep_cases` is the part `copyfuzz confirm` shares: given a kernel and prober
+arguments, the merged VM result and the host's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from .. import build as mk
+from .. import known, paths, targets
+from ..errors import CopyfuzzError
+from . import build as kbuild
+from . import inputs, report
+from .sweep import Result, run_host, run_vm
+
+IntParser = Callable[[int, int], Callable[[str], int]]
+PROBER_OPTIONS = ("syscalls", "max_len", "sizes", "koffs", "timeout", "hang_budget")
+
+
+def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
+    p.add_argument("--syscalls", metavar="LIST",
+                   help="which syscalls, comma-separated (default all: docs/kernel-sweep.md lists them)")
+    p.add_argument("--max-len", type=int_in(0, 65536), metavar="L",
+                   help="every n up to L with every accessible count 0..n (default 256)")
+    p.add_argument("--sizes", metavar="N,N,...",
+                   help="larger n swept at sampled accessible counts (default 768,1024,4096)")
+    p.add_argument("--koffs", metavar="LIST",
+                   help="kernel-side offsets: the file offset, the pipe's fill (default 0-7,4089-4095)")
+    p.add_argument("--timeout", type=float, default=2.0, metavar="S",
+                   help="a call that has not returned after S seconds is a hang (default 2)")
+    p.add_argument("--hang-budget", type=int_in(1, 100000), metavar="H",
+                   help="after H hangs of one syscall its other cases are skipped, and said so (default 3)")
+    p.add_argument("--jobs", type=int_in(1, 64), default=1, metavar="N",
+                   help="VMs at once, each sweeping a share of the cases (default 1)")
+    p.add_argument("--cpu", metavar="MODEL", help="qemu-system's -cpu (default: the architecture's)")
+    p.add_argument("--no-host", action="store_true", help="skip the host kernel's reference column")
+    p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
+                   help="where reproducers are written: DIR/kernel/<arch>-<kernel>/ (default findings/)")
+    p.add_argument("--known", type=Path, metavar="FILE",
+                   help="accepted findings, 'CLASS * kernel:SYSCALL' a line: shown as known, not exit 1")
+    p.add_argument("--write-known", type=Path, metavar="FILE", help="write the run's findings in the --known format")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def prober_args(args: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    for name in PROBER_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            out += [f"--{name.replace('_', '-')}", str(value)]
+    return out
+
+
+def probers(root: Path, arch: targets.Arch) -> tuple[Path, Path]:
+    """The prober cross-built for the kernel's architecture, and the host's (make)."""
+    vm = paths.build_dir(root) / "kernel" / f"prober-{arch.name}"
+    host = paths.build_dir(root) / "host" / "prober"
+    rel_vm = paths.build_dir(paths.REL) / "kernel" / f"prober-{arch.name}"
+    rel_host = paths.build_dir(paths.REL) / "host" / "prober"
+    mk.build(root, [str(rel_vm), str(rel_host)], 64, arch.name)
+    return vm, host
+
+
+def run_dir(root: Path, arch: targets.Arch) -> Path:
+    """This run's own directory (initramfs images, console logs): concurrent runs never share one."""
+    d = kbuild.kernel_dir(root) / "runs" / f"{arch.name}-{os.getpid()}-{secrets.token_hex(3)}"
+    d.mkdir(parents=True)
+    return d
+
+
+class Progress:
+    """One status line on a terminal: cases done across the VMs, and the rate."""
+
+    def __init__(self, arch: str, total: int) -> None:
+        self.tty = sys.stderr.isatty()
+        self.arch, self.total = arch, total
+        self.done: dict[int, int] = {}
+        self.started = self.last = time.monotonic()
+        self.lock = threading.Lock()
+
+    def shard(self, j: int) -> Callable[[int], None]:
+        def update(ran: int) -> None:
+            with self.lock:
+                self.done[j] = ran
+                now = time.monotonic()
+                if now - self.last < (0.5 if self.tty else 30):
+                    return
+                self.last = now
+                n = sum(self.done.values())
+                rate = n / max(now - self.started, 1e-3)
+                text = f"copyfuzz: {self.arch} kernel: {n:,}/{self.total:,} cases, {rate:,.0f}/s"
+                print(("\r" + text) if self.tty else text, end="" if self.tty else "\n", file=sys.stderr,
+                      flush=True)
+        return update
+
+    def close(self) -> None:
+        if self.tty and self.done:
+            print(file=sys.stderr)
+
+
+def sweep_cases(root: Path, kernel: kbuild.Kernel, pargs: list[str], jobs: int, cpu: str | None,
+                host: bool, timeout: float) -> tuple[Result, Result | None, Path]:
+    """The cases on the booted kernel (jobs VMs) and, with host, on this machine's kernel."""
+    vm_prober, host_prober = probers(root, kernel.arch)
+    workdir = run_dir(root, kernel.arch)
+    total = report.count_cases(host_prober, pargs)
+    progress = Progress(kernel.arch.name, total)
+    prober = vm_prober.read_bytes()
+    results: list[Result | BaseException | None] = [None] * jobs
+    host_result: list[Result | BaseException | None] = [None]
+    idle = max(60.0, timeout * 4 + 30)
+
+    def shard(j: int) -> None:
+        try:
+            results[j] = run_vm(kernel, prober, pargs, workdir, (j, jobs), progress.shard(j), cpu, idle)
+        except BaseException as e:  # re-raised in the main thread
+            results[j] = e
+
+    def on_host() -> None:
+        try:
+            host_result[0] = run_host(host_prober, pargs, workdir)
+        except BaseException as e:
+            host_result[0] = e
+
+    threads = [threading.Thread(target=shard, args=(j,), daemon=True) for j in range(jobs)]
+    if host:
+        threads.append(threading.Thread(target=on_host, daemon=True))
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)
+    finally:
+        progress.close()
+    merged = Result("vm")
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+        assert r is not None
+        merged.merge(r)
+    merged.total = total
+    merged.seconds = time.monotonic() - started
+    for f in (workdir.glob("initrd-*.cpio")):
+        f.unlink(missing_ok=True)
+    h = host_result[0]
+    if isinstance(h, BaseException):
+        raise h
+    return merged, h, workdir
+
+
+def run_sweep(root: Path, args: argparse.Namespace) -> int:
+    baseline = known.from_args(args, report.CLASSES)
+    known.check_output(args)
+    if args.timeout <= 0 or args.timeout > 3600:
+        raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
+    req = inputs.request(root, args)
+    kernel = kbuild.build(root, req)
+    pargs = prober_args(args)
+    vm, host, workdir = sweep_cases(root, kernel, pargs, args.jobs, args.cpu, not args.no_host, args.timeout)
+    out = report.Report(kernel, vm, host, workdir, args.findings, baseline, pargs)
+    out.write_reproducers()
+    if args.write_known is not None:
+        out.write_known(args.write_known)
+    if args.json:
+        out.print_json()
+    else:
+        out.print_table()
+    return out.exit_status()
