@@ -495,6 +495,8 @@ void cf_selftest_break(struct cf_env *e, const struct cf_case *c, struct cf_obs 
 		if (s->dir == CF_to_user) {
 			if ((uint32_t)k < acc)
 				e->base[e->fseg][acc - e->start[e->fseg] - 1] ^= 0x40;
+			else if (acc == n && CF_GAP(c))
+				e->boundary[-1] ^= 0x40; /* a gap byte, past n */
 		} else if (s->obj == CF_file) {
 			if (o->dst_len)
 				o->dst[o->dst_len - 1] ^=

@@ -101,8 +101,7 @@ int cf_case_check(const struct cf_case *c, char *err, size_t errlen)
 		return fail(err, errlen, "n=%u is more than a UDP datagram holds (%u)", CF_N(c),
 			    CF_UDP_MAX);
 	if (!s->iov && CF_SEGS(c) != 1)
-		return fail(err, errlen,
-			    "segs must be 1 for %s (only writev and readv take iovecs)", s->name);
+		return fail(err, errlen, "segs must be 1 for %s (it takes no iovecs)", s->name);
 	if (s->dir == CF_to_kernel && CF_PROTV(c) != CF_PROT_none)
 		return fail(err, errlen, "prot=%s needs a call that writes user memory, not %s",
 			    cf_prot_names[CF_PROTV(c)], s->name);
@@ -160,7 +159,7 @@ int cf_spec_parse(const char *text, struct cf_case *c, char *err, size_t errlen)
 				}
 			if (!found)
 				return fail(err, errlen,
-					    "bad case spec '%s': prot=%.*s is not none or ro", text,
+					    "bad case spec '%s': prot=%.*s is not a prot", text,
 					    (int)vlen, eq + 1);
 		} else if (parse_u32(eq + 1, vlen, &v)) {
 			return fail(err, errlen, "bad case spec '%s': %s=%.*s is not a number",
@@ -196,6 +195,8 @@ char *cf_spec_print(const struct cf_case *c, char *buf, size_t len)
 int cf_list_parse(const char *text, uint32_t lo, uint32_t hi, struct cf_list *l, char *err,
 		  size_t errlen)
 {
+	if (!*text)
+		return fail(err, errlen, "an empty list");
 	int names = (hi == CF_NPROT - 1 && lo == 0 && text[0] >= 'a' && text[0] <= 'z');
 	memset(l, 0, sizeof(*l));
 	l->given = 1;

@@ -163,7 +163,7 @@ class Case:
         return definition().syscall(self.syscall)
 
     def value(self, field: str) -> int | str:
-        return getattr(self, field)  # type: ignore[no-any-return]
+        return getattr(self, field)
 
     def spec(self) -> str:
         """The canonical spec: every field, in case.def's order."""
@@ -251,10 +251,11 @@ def parse_line(text: str) -> Line | None:
     start = text.find("CF ")
     if start < 0:
         return None
-    m = _LINE.fullmatch(text[start:])
+    text = text[start:]
+    m = _LINE.fullmatch(text)
     if not m:
         return None
-    body = text[start:m.start(3) - 2]
+    body = text[:m.start(3) - 2]
     if f"{zlib.crc32(body.encode()):08x}" != m.group(3):
         return None
     fields = {}
