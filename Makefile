@@ -173,6 +173,31 @@ $(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c $(HEADERS) Makefile
 	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c harness/arena.c && \
 	  mv -f $(TMP) $@
 
+# ---- the kernel prober (kernel/prober/; docs/formats.md, "Prober cases and lines") ----
+# The host build (and one under ASan+UBSan for the tests) runs the cases on this machine's
+# kernel; the static cross builds are /init of the VMs. RISC-V's prober is always RV64 (the
+# VM kernels are), whatever XLEN says: riscv64-linux-gnu-gcc at its default -march.
+PROBER_SRCS   := $(wildcard kernel/prober/*.c)
+PROBER_DEPS   := $(PROBER_SRCS) $(wildcard kernel/prober/*.h) kernel/prober/case.def Makefile
+PROBER_FLAGS  := -std=c11 -g $(WARN)
+PROBER_ARCHES := riscv arm64 arm
+PROBER_CC_riscv := riscv64-linux-gnu-gcc
+PROBER_CC     := $(or $(PROBER_CC_$(ARCH)),$(CROSS_COMPILE)gcc)
+.PHONY: probers
+$(O)/host/prober: $(PROBER_DEPS)
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) $(PROBER_FLAGS) -O2 -o $(TMP) $(PROBER_SRCS) && mv -f $(TMP) $@
+$(O)/host/prober-asan: $(PROBER_DEPS)
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) $(PROBER_FLAGS) -O1 $(SAN_FLAGS) -o $(TMP) $(PROBER_SRCS) && mv -f $(TMP) $@
+$(O)/kernel/prober-$(ARCH): $(PROBER_DEPS)
+	@mkdir -p $(dir $@)
+	$(Q)$(PROBER_CC) $(PROBER_FLAGS) -O2 -static -o $(TMP) $(PROBER_SRCS) && mv -f $(TMP) $@
+probers:
+	$(Q)for a in $(PROBER_ARCHES); do \
+	  $(MAKE) --no-print-directory ARCH=$$a $(O)/kernel/prober-$$a || exit 1; done
+	$(Q)$(MAKE) --no-print-directory $(O)/host/prober $(O)/host/prober-asan
+
 freestanding-ref: $(BUILD)/obj/ref/ref.o
 
 test-c: $(O)/host/test_ref
@@ -224,7 +249,7 @@ check-fast: deps
 
 # Lint: ruff and mypy (pyproject.toml), clang-format (.clang-format), shellcheck.
 C_SOURCES  := $(wildcard harness/*.c harness/*.h ref/*.c ref/*.h ref/test/*.c fuzz/*.c fuzz/*.h \
-                plugin/*.c tests/c/*.c)
+                plugin/*.c tests/c/*.c kernel/prober/*.c kernel/prober/*.h)
 SH_SOURCES := $(wildcard ci/*.sh scripts/*.sh harness/*.sh tests/fixtures/*/*.sh) .clusterfuzzlite/build.sh .ci/run
 lint:
 	$(Q).venv/bin/ruff check --quiet .
