@@ -17,6 +17,15 @@ const struct cf_sysinfo cf_sys[CF_NSYS] = {
 #include "case.def"
 };
 
+#define CF_AXIS(name, def, meaning) #name,
+const char *const cf_axis_names[CF_NAXIS] = {
+#include "case.def"
+};
+#define CF_AXIS(name, def, meaning) def,
+const char *const cf_axis_defaults[CF_NAXIS] = {
+#include "case.def"
+};
+
 #define CF_PROT(name, meaning) #name,
 const char *const cf_prot_names[CF_NPROT] = {
 #include "case.def"
@@ -251,11 +260,12 @@ void cf_opts_defaults(struct cf_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->sys_mask = (1u << CF_NSYS) - 1;
 	o->max_len = 256;
-	cf_list_parse("768,1024,4096", 0, CF_MAX_N, &o->sizes, err, sizeof(err));
-	cf_list_parse("0-7,4089-4095", 0, CF_MAX_KOFF, &o->koffs, err, sizeof(err));
-	cf_list_parse("2,3,4", 1, CF_MAX_SEGS, &o->segs, err, sizeof(err));
-	cf_list_parse("none,ro", 0, CF_NPROT - 1, &o->prots, err, sizeof(err));
-	cf_list_parse("0-7", 0, 7, &o->gaps, err, sizeof(err));
+	cf_list_parse(cf_axis_defaults[CF_AXIS_sizes], 0, CF_MAX_N, &o->sizes, err, sizeof(err));
+	cf_list_parse(cf_axis_defaults[CF_AXIS_koffs], 0, CF_MAX_KOFF, &o->koffs, err, sizeof(err));
+	cf_list_parse(cf_axis_defaults[CF_AXIS_segs], 1, CF_MAX_SEGS, &o->segs, err, sizeof(err));
+	cf_list_parse(cf_axis_defaults[CF_AXIS_prots], 0, CF_NPROT - 1, &o->prots, err,
+		      sizeof(err));
+	cf_list_parse(cf_axis_defaults[CF_AXIS_gaps], 0, 7, &o->gaps, err, sizeof(err));
 	o->sizes.given = o->koffs.given = o->segs.given = o->prots.given = o->gaps.given = 0;
 	o->shard_n = 1;
 	o->timeout = 2.0;

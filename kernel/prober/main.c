@@ -37,13 +37,11 @@ static const char usage[] =
 	"  --syscalls LIST     default: all (write,pwrite64,writev,read,pread64,readv,\n"
 	"                      pipe_write,pipe_read,sendto,recvfrom)\n"
 	"  --max-len L         every n in 0..L, every acc 0..n (default 256)\n"
-	"  --sizes LIST        longer n with sampled acc (default 768,1024,4096; '' none)\n"
-	"  --koffs LIST        default 0-7,4089-4095 (files, pipes; udp: 0)\n"
-	"  --segs LIST         writev/readv segments (default 2,3,4)\n"
-	"  --prots LIST        none,ro (to_kernel calls: none only)\n"
-	"  --gaps LIST         acc == n only (default 0-7)\n"
+	"  --sizes, --koffs, --segs, --prots, --gaps LIST: the axes (defaults below; '' for none)\n"
 	"  --case SPEC         just this case (repeatable)\n"
 	"  --count             print the number of cases and exit\n"
+	"  --trace             a `run` line before each case (the host pins a case the kernel died "
+	"in)\n"
 	"  --list              print 'INDEX SPEC' for every case run, and exit\n"
 	"  --shard J/N         the cases with index % N == J\n"
 	"  --start I           begin at index I\n"
@@ -96,14 +94,13 @@ static int parse_args(int argc, char **argv, struct cf_opts *o, int *list_only)
 	cf_opts_defaults(o);
 	o->dir = "/tmp";
 	strcpy(o->list_text[0], "all");
-	strcpy(o->list_text[1], "768,1024,4096");
-	strcpy(o->list_text[2], "0-7,4089-4095");
-	strcpy(o->list_text[3], "2,3,4");
-	strcpy(o->list_text[4], "none,ro");
-	strcpy(o->list_text[5], "0-7");
+	for (int k = 0; k < CF_NAXIS; k++) /* list_text[1..]: the axes in case.def's order */
+		snprintf(o->list_text[k + 1], sizeof(o->list_text[k + 1]), "%s",
+			 cf_axis_defaults[k]);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int flag = !strcmp(a, "--count") || !strcmp(a, "--list") || !strcmp(a, "--help");
+		int flag = !strcmp(a, "--count") || !strcmp(a, "--list") || !strcmp(a, "--help") ||
+			   !strcmp(a, "--trace");
 		const char *v = flag ? NULL : i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t u;
 		int r = 0;
@@ -113,7 +110,12 @@ static int parse_args(int argc, char **argv, struct cf_opts *o, int *list_only)
 			i++;
 		if (!strcmp(a, "--help")) {
 			fputs(usage, stdout);
+			for (int k = 0; k < CF_NAXIS; k++)
+				printf("  --%-6s default %s\n", cf_axis_names[k],
+				       cf_axis_defaults[k]);
 			exit(0);
+		} else if (!strcmp(a, "--trace")) {
+			o->trace = 1;
 		} else if (!strcmp(a, "--count")) {
 			o->count_only = 1;
 		} else if (!strcmp(a, "--list")) {
@@ -228,22 +230,39 @@ static void init_setup(void)
 		close(s);
 }
 
-/* /cf-args: one argument a line (blank lines skipped) */
+/* /cf-args: one argument a line, each line exactly (an empty line is an empty argument,
+ * e.g. `--sizes` with none); the host writes a newline after the last one. */
 static int read_args(char ***argv)
 {
-	static char text[8192];
+	static char text[65536];
+	size_t len = 0;
 	int n = 1, fd = open("/cf-args", O_RDONLY);
-	ssize_t len = fd < 0 ? 0 : read(fd, text, sizeof(text) - 1);
+	while (fd >= 0 && len < sizeof(text) - 1) {
+		ssize_t r = read(fd, text + len, sizeof(text) - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
 	if (fd >= 0)
 		close(fd);
-	text[len > 0 ? len : 0] = 0;
-	*argv = calloc(sizeof(char *), 1024);
+	if (len == sizeof(text) - 1) {
+		cf_line("error", "kind=args why=/cf-args-is-larger-than-%zu-bytes",
+			sizeof(text) - 2);
+		return -1;
+	}
+	text[len] = 0;
+	*argv = calloc(sizeof(char *), 4096);
 	if (!*argv)
 		abort();
 	(*argv)[0] = "prober";
-	for (char *line = strtok(text, "\n"); line && n < 1023; line = strtok(NULL, "\n"))
-		if (*line)
-			(*argv)[n++] = line;
+	for (char *line = text; *line && n < 4095; n++) {
+		char *nl = strchr(line, '\n');
+		(*argv)[n] = line;
+		if (!nl)
+			return n + 1;
+		*nl = 0;
+		line = nl + 1;
+	}
 	return n;
 }
 
@@ -262,6 +281,8 @@ int main(int argc, char **argv)
 	if (pid1) {
 		init_setup();
 		argc = read_args(&argv);
+		if (argc < 0)
+			power_off();
 	}
 	int rc = parse_args(argc, argv, &o, &list_only);
 	if (rc) {

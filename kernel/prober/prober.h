@@ -47,6 +47,14 @@ enum cf_class {
 	CF_NCLASS
 };
 
+#define CF_AXIS(name, def, meaning) CF_AXIS_##name,
+enum cf_axis {
+#include "case.def"
+	CF_NAXIS
+};
+extern const char *const cf_axis_names[CF_NAXIS];
+extern const char *const cf_axis_defaults[CF_NAXIS];
+
 #define CF_FIELD(name, type, def, lo, hi, meaning) CF_FLD_##name,
 enum cf_field {
 #include "case.def"
@@ -92,7 +100,7 @@ struct cf_opts {
 	uint32_t sys_mask; /* bit per enum cf_sys */
 	uint32_t max_len;
 	struct cf_list sizes, koffs, segs, prots, gaps;
-	char list_text[6]
+	char list_text[1 + CF_NAXIS]
 		      [256]; /* the option texts, for hello: syscalls sizes koffs segs prots gaps */
 	uint64_t shard_j, shard_n, start;
 	struct cf_case *cases; /* --case: just these */
@@ -101,6 +109,7 @@ struct cf_opts {
 	unsigned hang_budget, max_lines;
 	const char *dir;
 	int count_only;
+	int trace; /* --trace: a `run` line before each case (to pin the case a kernel died in) */
 	enum cf_selftest_kind selftest;
 	int selftest_class; /* CF_ST_BREAK: enum cf_class */
 	uint64_t selftest_index; /* CF_ST_HANG/CRASH: the global index that hangs or crashes */

@@ -94,6 +94,8 @@ static uint32_t max_n(const struct cf_opts *o, uint32_t *max_koff)
 	return n;
 }
 
+static const char *errname(int err);
+
 static void worker(const struct cf_opts *o, uint64_t from, uint32_t skip_mask,
 		   volatile struct shared *sh, int out)
 {
@@ -114,6 +116,10 @@ static void worker(const struct cf_opts *o, uint64_t from, uint32_t skip_mask,
 	for (cf_iter_start(&it, o, from); !it.done; cf_iter_next(&it)) {
 		if (it.index % o->shard_n != o->shard_j || (skip_mask & (1u << it.c.sys)))
 			continue;
+		char spec[CF_SPEC_MAX];
+		if (o->trace) /* written before the call: if the kernel dies in it, this names it */
+			cf_line("run", "index=%llu case=%s", (unsigned long long)it.index,
+				cf_spec_print(&it.c, spec, sizeof(spec)));
 		sh->c = it.c;
 		sh->index = it.index;
 		sh->start_ns = now_ns();
@@ -137,6 +143,11 @@ static void worker(const struct cf_opts *o, uint64_t from, uint32_t skip_mask,
 		}
 		if (o->selftest == CF_ST_BREAK)
 			cf_selftest_break(e, &it.c, &obs, o->selftest_class);
+		if (o->ncases) /* --case: what each call did, findings or not (copyfuzz confirm) */
+			cf_line("result", "index=%llu case=%s ret=%ld errno=%s",
+				(unsigned long long)it.index,
+				cf_spec_print(&it.c, spec, sizeof(spec)), obs.ret,
+				errname(obs.err));
 		int nf = cf_check(e, &it.c, &obs, f);
 		for (int i = 0; i < nf; i++) {
 			m.type = MSG_FINDING;

@@ -61,11 +61,22 @@ class FindingClass:
 
 
 @dataclass(frozen=True)
+class Axis:
+    name: str  # the prober's --NAME LIST
+    default: str
+    meaning: str
+
+
+@dataclass(frozen=True)
 class CaseDef:
     syscalls: tuple[Syscall, ...]
     fields: tuple[Field, ...]
     prots: tuple[Prot, ...]
     classes: tuple[FindingClass, ...]
+    axes: tuple[Axis, ...]
+
+    def axis(self, name: str) -> Axis:
+        return next(a for a in self.axes if a.name == name)
 
     def syscall(self, name: str) -> Syscall:
         for s in self.syscalls:
@@ -75,7 +86,7 @@ class CaseDef:
 
 
 _TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<id>[A-Za-z_]\w*)|(?P<num>\d+)|(?P<punct>[(),]))')
-_ARITY = {"CF_SYSCALL": 5, "CF_FIELD": 6, "CF_PROT": 2, "CF_CLASS": 3}
+_ARITY = {"CF_SYSCALL": 5, "CF_FIELD": 6, "CF_PROT": 2, "CF_CLASS": 3, "CF_AXIS": 3}
 
 
 def parse(text: str, where: str = "case.def") -> CaseDef:
@@ -126,6 +137,7 @@ def parse(text: str, where: str = "case.def") -> CaseDef:
         fields=tuple(Field(a[0], a[1], int(a[2]), int(a[3]), int(a[4]), a[5]) for a in entries["CF_FIELD"]),
         prots=tuple(Prot(a[0], a[1]) for a in entries["CF_PROT"]),
         classes=tuple(FindingClass(a[0], a[1], a[2]) for a in entries["CF_CLASS"]),
+        axes=tuple(Axis(a[0], a[1], a[2]) for a in entries["CF_AXIS"]),
     )
 
 

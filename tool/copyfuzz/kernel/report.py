@@ -21,7 +21,12 @@ from . import casedef, reproducer
 from .build import Kernel
 from .sweep import Finding, Result
 
-CLASSES: tuple[str, ...] = tuple(c.name for c in casedef.classes()) + ("panic",)
+# The prober's classes, and the host's own: the kernel died in the case (sweep.py).
+CLASSES: tuple[str, ...] = tuple(c.name for c in casedef.definition().classes) + ("panic",)
+
+
+def syscall_names() -> list[str]:
+    return [s.name for s in casedef.definition().syscalls]
 
 
 def count_cases(host_prober: Path, pargs: list[str]) -> int:
@@ -65,7 +70,7 @@ class Report:
         self.kernel, self.vm, self.host, self.workdir = kernel, vm, host, workdir
         self.findings_dir = findings_dir / "kernel" / f"{kernel.arch.name}-{kernel.key[:10]}"
         self.pargs = pargs
-        order = {name: i for i, name in enumerate(casedef.syscall_names())}
+        order = {name: i for i, name in enumerate(syscall_names())}
         self.rows: list[Row] = []
         for (syscall, cls), f in sorted(vm.findings.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[1].index)):
             if host is None:
@@ -87,12 +92,12 @@ class Report:
                 continue
             self.findings_dir.mkdir(parents=True, exist_ok=True)
             path = self.findings_dir / f"{f.syscall}-{f.cls}.c"
-            atomic.write(path, reproducer.render(f.case))
+            atomic.write(path, reproducer.render(casedef.Case.parse(f.case)))
             row.reproducer = path
 
     def write_known(self, path: Path) -> None:
         known.write(path, [known.Finding(known_name(r.finding), r.finding.cls, None) for r in self.rows],
-                    [f"kernel:{s}" for s in casedef.syscall_names()])
+                    [f"kernel:{s}" for s in syscall_names()])
 
     def new_findings(self) -> list[Row]:
         return [r for r in self.rows if r.known_by is None]
@@ -102,7 +107,7 @@ class Report:
 
     def observed_text(self, f: Finding) -> str:
         if f.cls == "hang":
-            return f"did not return in {f.observed.get('timeout', '?')} s"
+            return f"did not return in {f.observed.get('elapsed', '?')} s"
         if f.cls == "panic":
             return f"the kernel died: {f.observed.get('why', '')}"
         return observation(f.observed)

@@ -21,11 +21,11 @@ from .. import build as mk
 from .. import known, paths, targets
 from ..errors import CopyfuzzError
 from . import build as kbuild
-from . import inputs, report
+from . import casedef, inputs, report
 from .sweep import Result, run_host, run_vm
 
 IntParser = Callable[[int, int], Callable[[str], int]]
-PROBER_OPTIONS = ("syscalls", "max_len", "sizes", "koffs", "timeout", "hang_budget")
+PROBER_OPTIONS = ("syscalls", "max_len", "sizes", "koffs", "segs", "prots", "timeout", "hang_budget")
 
 
 def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
@@ -33,10 +33,9 @@ def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
                    help="which syscalls, comma-separated (default all: docs/kernel-sweep.md lists them)")
     p.add_argument("--max-len", type=int_in(0, 65536), metavar="L",
                    help="every n up to L with every accessible count 0..n (default 256)")
-    p.add_argument("--sizes", metavar="N,N,...",
-                   help="larger n swept at sampled accessible counts (default 768,1024,4096)")
-    p.add_argument("--koffs", metavar="LIST",
-                   help="kernel-side offsets: the file offset, the pipe's fill (default 0-7,4089-4095)")
+    for axis in casedef.definition().axes:
+        if axis.name in ("sizes", "koffs", "segs", "prots"):
+            p.add_argument(f"--{axis.name}", metavar="LIST", help=f"{axis.meaning} (default {axis.default})")
     p.add_argument("--timeout", type=float, default=2.0, metavar="S",
                    help="a call that has not returned after S seconds is a hang (default 2)")
     p.add_argument("--hang-budget", type=int_in(1, 100000), metavar="H",

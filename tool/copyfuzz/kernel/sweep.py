@@ -25,7 +25,7 @@ from typing import Callable
 
 from .. import procs
 from ..errors import CopyfuzzError
-from . import initramfs, protocol
+from . import casedef, initramfs
 from .build import Kernel
 from .vm import VM, Stalled
 
@@ -81,61 +81,72 @@ class Result:
 
 
 class _Reader:
-    """Reads one stream of prober lines into a Result."""
+    """Reads one stream of prober lines (casedef.parse_line) into a Result."""
 
     def __init__(self, result: Result, progress: Callable[[int], None] | None) -> None:
         self.result = result
         self.progress = progress
-        self.next_index = -1  # the prober's "next" from its last progress line
-        self.tracing = -1  # the last announced case under --trace
-        self.ended = False
+        self.base = result.ran  # cases earlier boots ran
+        self.next_index = -1  # where the prober would go on: progress, skip and error lines
+        self.tracing: tuple[int, str] | None = None  # the last case announced under --trace
+        self.status = ""  # the end line's: complete, unkillable, interrupted, error
         self.hello = False
         self._last: Finding | None = None
         self._summaries: dict[tuple[str, str], int] = {}
 
     def feed(self, text: str) -> None:
-        line = protocol.parse(text)
+        line = casedef.parse_line(text)
         if line is None:
-            if protocol.damaged(text):
+            if "CF " in text:
                 self.result.damaged += 1
             return
-        t = line.type
+        t, f = line.type, line.fields
         if t == "hello":
             self.hello = True
-            self.result.total = max(self.result.total, line.int("total", line.int("cases")))
         elif t == "progress":
-            self.next_index = line.int("next", self.next_index)
+            self.next_index = _int(f, "next", self.next_index)
             if self.progress:
-                self.progress(line.int("ran"))
-        elif t == "result":
-            self.result.observed[line.get("case")] = dict(line.fields)
+                self.progress(self.base + _int(f, "run"))
         elif t == "run":
-            self.tracing = line.int("index", -1)
+            self.tracing = (_int(f, "index"), f.get("case", ""))
+        elif t == "result":
+            self.result.observed[f.get("case", "")] = dict(f)
         elif t == "finding":
-            case = line.get("case")
-            f = Finding(case.split(":", 1)[0], line.get("class"), case, line.int("index"),
-                        {k: v for k, v in line.fields.items() if k not in ("class", "case", "index")})
-            self.result.add(f)
-            self._last = f
+            case = f.get("case", "")
+            found = Finding(case.split(":", 1)[0], f.get("class", "?"), case, _int(f, "index"),
+                            {k: v for k, v in f.items() if k not in ("class", "case", "index")})
+            self.result.add(found)
+            self._last = found
         elif t == "stack" and self._last is not None:
-            self._last.stack.append(" ".join(line.words) or line.get("line"))
+            for key in ("line", "wchan", "error"):
+                if key in f:
+                    self._last.stack.append(f[key] if key == "line" else f"{key}: {f[key]}")
         elif t == "summary":
-            self._summaries[(line.get("syscall"), line.get("class"))] = line.int("count")
+            self._summaries[(f.get("syscall", ""), f.get("class", ""))] = _int(f, "count")
         elif t == "skip":
-            self.result.skipped[line.get("syscall")] = self.result.skipped.get(line.get("syscall"), 0) + \
-                line.int("cases")
+            s = f.get("syscall", "?")
+            self.result.skipped[s] = self.result.skipped.get(s, 0) + _int(f, "cases")
         elif t == "error":
-            self.result.errors.append(" ".join(f"{k}={v}" for k, v in line.fields.items()) or " ".join(line.words))
+            self.next_index = _int(f, "next", self.next_index)
+            if f.get("kind") != "unkillable":  # that one is the host's to act on: a new boot
+                self.result.errors.append(" ".join(f"{k}={v}" for k, v in f.items()))
         elif t == "end":
-            self.ended = True
-            self.result.ran += line.int("ran")
+            self.status = f.get("status", "?")
+            self.result.ran = self.base + _int(f, "run")
 
     def finish(self) -> None:
         """Counts past the prober's line cap come from its summaries."""
         for (syscall, cls), count in self._summaries.items():
-            f = self.result.findings.get((syscall, cls))
-            if f is not None and count > f.count:
-                f.count = count
+            found = self.result.findings.get((syscall, cls))
+            if found is not None and count > found.count:
+                found.count = count
+
+
+def _int(fields: dict[str, str], key: str, default: int = 0) -> int:
+    try:
+        return int(fields[key])
+    except (KeyError, ValueError):
+        return default
 
 
 def run_host(prober: Path, args: list[str], workdir: Path, timeout_s: float = 1800) -> Result:
@@ -158,8 +169,9 @@ def run_host(prober: Path, args: list[str], workdir: Path, timeout_s: float = 18
             timer.cancel()
             procs.kill_group(proc)
     reader.finish()
-    if code != 0 or not reader.ended:
-        raise CopyfuzzError(f"the host prober failed (exit {code})", details=err[-2000:])
+    if code not in (0, 1) or reader.status != "complete":
+        raise CopyfuzzError(f"the host prober failed (exit {code}, {reader.status or 'no end line'})",
+                            details=err[-2000:])
     return result
 
 
@@ -173,45 +185,56 @@ def run_vm(kernel: Kernel, prober: bytes, args: list[str], workdir: Path, shard:
     """One shard on the booted kernel, boot after boot until its cases are done."""
     result = Result("vm")
     start = 0
-    failures_at: dict[int, int] = {}
+    early_ends: dict[int, int] = {}  # start index -> boots that ended early from there
     j, n = shard
     tag = f"{kernel.arch.name}-{j}of{n}"
+    console = workdir / f"console-{tag}.log"
     while True:
         if result.boots >= MAX_BOOTS:
-            result.errors.append(f"gave up after {MAX_BOOTS} boots")
+            result.errors.append(f"gave up after {MAX_BOOTS} boots (console: {console})")
             return result
-        trace = failures_at.get(start, 0) >= 1
+        trace = early_ends.get(start, 0) >= 1
         boot_args = [*args, "--shard", f"{j}/{n}", "--start", str(start)] + (["--trace"] if trace else [])
         initrd = workdir / f"initrd-{tag}.cpio"
-        initramfs.write(initrd, {"init": (prober, True), "cf-args": ("\n".join(boot_args) + "\n").encode()})
+        initramfs.write(initrd, {"init": (prober, True), "cf-args": (("\n".join(boot_args) + "\n").encode(), False)})
         reader = _Reader(result, progress)
         result.boots += 1
         why = ""
-        with VM(kernel, initrd, workdir / f"console-{tag}.log", cpu) as machine:
+        with VM(kernel, initrd, console, cpu) as machine:
             try:
                 for text in machine.lines(idle_s if reader.hello else BOOT_S):
                     reader.feed(text)
-                    if reader.ended:
+                    if reader.status:
                         break
             except Stalled as e:
                 why = str(e)
             tail = machine.last_lines()
         reader.finish()
-        if reader.ended:
+        if reader.status == "complete":
             return result
+        if not reader.hello and result.errors:
+            raise CopyfuzzError(f"the prober in the {kernel.arch.name} kernel stopped: {result.errors[-1]}; "
+                                f"console: {console}", details=tail)
         if not reader.hello:
             raise CopyfuzzError(f"the {kernel.arch.name} kernel did not boot to the prober "
-                                f"({why or 'qemu ended'}); console: {workdir / f'console-{tag}.log'}",
-                                details=tail)
-        if trace and reader.tracing >= 0:
-            result.add(Finding(_syscall_of(reader, result), "panic", f"index={reader.tracing}", reader.tracing,
-                               {"why": why or "the kernel died", "console": tail[-400:]}))
-            start = reader.tracing + 1
+                                f"({why or 'qemu ended'}); console: {console}", details=tail)
+        if reader.status == "unkillable":  # a hung task that SIGKILL does not end: a new boot
+            start = max(reader.next_index, start + 1)
+            continue
+        if reader.status:  # interrupted, error: the prober said why
+            result.errors.append(f"the prober ended: {reader.status} (console: {console})")
+            return result
+        # The kernel died or went quiet mid-sweep. The first time, boot again from where it
+        # was; the second time from the same place, --trace names the case it dies in.
+        if trace and reader.tracing is not None:
+            index, case = reader.tracing
+            result.add(Finding(case.split(":", 1)[0], "panic", case, index,
+                               {"why": why or "the kernel died (qemu ended)", "console": tail[-600:]}))
+            start = index + 1
             continue
         resume = max(reader.next_index, start)
-        failures_at[resume] = failures_at.get(resume, 0) + 1
+        early_ends[resume] = early_ends.get(resume, 0) + 1
+        if early_ends[resume] > 2:
+            result.errors.append(f"the kernel keeps dying from case {resume} on (console: {console})")
+            return result
         start = resume
-
-
-def _syscall_of(reader: _Reader, result: Result) -> str:
-    return "?"
