@@ -29,7 +29,6 @@ FIXTURES = {  # arch: (the kernel file replaced, our fixture, the symbol write()
     "arm": ("arch/arm/lib/copy_from_user.S", "arm_copy_from_user.S", "arm_copy_from_user"),
 }
 CROSS = {"riscv": "riscv64-linux-gnu-", "arm64": "aarch64-linux-gnu-", "arm": "arm-linux-gnueabihf-"}
-QEMU_USER = {"riscv": "qemu-riscv64", "arm64": "qemu-aarch64", "arm": "qemu-arm"}
 # The syscalls that reach copy_from_user (the fixtures replace only that direction), a
 # few thousand cases: every n to 8 at every accessible count, and n=80 sampled.
 SWEEP = ["--syscalls", "write,pwrite64,writev,pipe_write,sendto", "--max-len", "8", "--sizes", "80",
@@ -69,10 +68,12 @@ def test_seeded_fixture_hangs_write_and_clean_one_does_not(tmp_path: Path, arch:
     assert any("generic_perform_write" in line for line in hang["stack"]), hang["stack"]
     assert report["cases"]["skipped"].get("write", 0) > 0  # its hang budget was spent, and said so
     repro = Path(hang["reproducer"])
-    binary = tmp_path / "repro"
-    subprocess.run([f"{CROSS[arch]}gcc", "-static", "-O2", "-o", str(binary), str(repro)], check=True)
-    # The host's kernel and qemu-user's do not have the bug: the reproducer says so (exit 0).
-    assert subprocess.run([QEMU_USER[arch], str(binary)], capture_output=True, timeout=60).returncode == 0
+    # It builds standalone for the target; on the host's kernel, which has no such bug, it
+    # says so (exit 0). qemu-user is no judge: it refuses a partly accessible buffer whole.
+    subprocess.run([f"{CROSS[arch]}gcc", "-static", "-O2", "-o", str(tmp_path / "repro-target"), str(repro)],
+                   check=True)
+    subprocess.run(["gcc", "-static", "-O2", "-o", str(tmp_path / "repro-host"), str(repro)], check=True)
+    assert subprocess.run([str(tmp_path / "repro-host")], capture_output=True, timeout=60).returncode == 0
 
 
 def test_confirm_shows_the_seeded_finding_at_the_syscall_level(tmp_path: Path) -> None:

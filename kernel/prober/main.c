@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
@@ -216,6 +217,8 @@ static void init_setup(void)
 			dup2(fd, 2);
 		}
 	}
+	/* Kernel messages off the console (our lines share it): the log keeps them all */
+	klogctl(8 /* SYSLOG_ACTION_CONSOLE_LEVEL */, NULL, 1);
 	/* lo up: the kernel gives it 127.0.0.1 */
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;

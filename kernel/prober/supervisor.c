@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/klog.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -213,6 +214,84 @@ static void remove_files(const char *dir, pid_t pid)
 }
 
 /* /proc/PID/stack, a line each, and /proc/PID/wchan (root and CONFIG_STACKTRACE) */
+/*
+ * The hung task's kernel stack, from the kernel's log after sysrq-l ("backtrace of all
+ * active CPUs"): /proc/PID/stack has nothing for a task running on another CPU where the
+ * architecture cannot walk it (32-bit ARM with SMP). A marker written to /dev/kmsg first
+ * tells this trigger's output from older log lines; the block that names PID is kept,
+ * its frames ("sym+0xoff/0xsize"). A spinning task is caught wherever it is (in a fault
+ * handler, whose trace may stop at the exception): the longest of a few samples is
+ * reported. 0 when one gave at least one frame.
+ */
+#define CF_SYSRQ_LINES 48
+struct sysrq_sample {
+	int frames;
+	char line[CF_SYSRQ_LINES][160];
+};
+
+static int sysrq_sample(pid_t pid, struct sysrq_sample *s)
+{
+	static char log[1 << 17];
+	static unsigned seq;
+	char marker[64], want[32];
+	snprintf(marker, sizeof(marker), "copyfuzz-sysrq-%d-%u", (int)getpid(), ++seq);
+	snprintf(want, sizeof(want), "PID: %d ", (int)pid);
+	s->frames = 0;
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	int tf = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+	int ok = fd >= 0 && tf >= 0 && write(fd, marker, strlen(marker)) > 0 &&
+		 write(tf, "l", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	if (tf >= 0)
+		close(tf);
+	if (!ok)
+		return -1;
+	/* The other CPUs print from their IPI handlers: read the log until the block has a
+	 * call trace ("X from Y+0x../0x..") or a second has passed. */
+	for (int tries = 0; tries < 5; tries++) {
+		struct pollfd none;
+		cf_poll(&none, 0, 200);
+		int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
+		if (len <= 0)
+			return -1;
+		log[len] = 0;
+		char *from = strstr(log, marker);
+		if (!from)
+			return -1;
+		char *block = strstr(from, want);
+		if ((!block || !strstr(block, " from ")) && tries < 4)
+			continue;
+		int in_block = 0;
+		for (char *line = strtok(from, "\n"); line; line = strtok(NULL, "\n")) {
+			if (line[0] == '<' && line[1] && line[2] == '>')
+				line += 3; /* the log level */
+			if (strstr(line, "CPU: ") && strstr(line, "PID: "))
+				in_block = strstr(line, want) != NULL;
+			else if (in_block && strstr(line, "+0x") && strchr(line, '/') &&
+				 s->frames < CF_SYSRQ_LINES)
+				snprintf(s->line[s->frames++], sizeof(s->line[0]), "%s", line);
+		}
+		break;
+	}
+	return s->frames ? 0 : -1;
+}
+
+static int sysrq_stack(pid_t pid, uint64_t index)
+{
+	static struct sysrq_sample best, now;
+	char enc[1024];
+	best.frames = 0;
+	for (int k = 0; k < 3; k++)
+		if (sysrq_sample(pid, &now) == 0 && now.frames > best.frames)
+			best = now;
+	for (int i = 0; i < best.frames; i++)
+		cf_line("stack", "index=%llu pid=%d source=sysrq line=%s",
+			(unsigned long long)index, (int)pid,
+			cf_pct(best.line[i], enc, sizeof(enc)));
+	return best.frames ? 0 : -1;
+}
+
 static void report_stack(pid_t pid, uint64_t index)
 {
 	char path[64], buf[4096], enc[1024];
@@ -222,7 +301,9 @@ static void report_stack(pid_t pid, uint64_t index)
 	int e = errno;
 	if (fd >= 0)
 		close(fd);
-	if (len < 0) {
+	if (len <= 0 && sysrq_stack(pid, index) == 0) {
+		len = 0; /* the log had it */
+	} else if (len < 0) {
 		cf_line("stack", "index=%llu pid=%d error=%s", (unsigned long long)index, (int)pid,
 			errname(e));
 	} else {

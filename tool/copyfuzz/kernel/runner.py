@@ -67,7 +67,7 @@ def probers(root: Path, arch: targets.Arch) -> tuple[Path, Path]:
     host = paths.build_dir(root) / "host" / "prober"
     rel_vm = paths.build_dir(paths.REL) / "kernel" / f"prober-{arch.name}"
     rel_host = paths.build_dir(paths.REL) / "host" / "prober"
-    mk.build(root, [str(rel_vm), str(rel_host)], 64, arch.name)
+    mk.build(root, [str(rel_vm), str(rel_host)], arch.widths[0], arch.name)
     return vm, host
 
 
