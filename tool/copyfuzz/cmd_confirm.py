@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from . import spec as specs
 from .checkfile import guess_kind
@@ -23,7 +24,7 @@ from .kernel import confirm, inputs, report, runner
 from .selection import is_file_spec
 
 
-def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", int_in: runner.IntParser) -> None:
+def add_parser(sub: "argparse._SubParsersAction[Any]", int_in: runner.IntParser) -> None:
     cf = sub.add_parser("confirm", help="run a routine-level finding as syscalls on a booted kernel",
                         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
                         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -83,7 +84,7 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
     vm, host, workdir = runner.sweep_cases(root, kernel, pargs, 1, args.cpu, not args.no_host, args.timeout)
     out = report.Report(kernel, vm, host, workdir, args.findings, None, pargs)
     out.write_reproducers()
-    results = []
+    results: list[dict[str, Any]] = []
     for c in cases:
         rows = [r for r in out.rows if r.finding.case == c]
         results.append({"case": c, "syscall": c.split(":", 1)[0], "confirmed": bool(rows),

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from .kernel import build as kbuild
 from .kernel import inputs, runner
@@ -40,7 +41,7 @@ def _run_build(root: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
+def add_parsers(sub: "argparse._SubParsersAction[Any]",
                 int_in: "runner.IntParser") -> None:
     kp = sub.add_parser("kernel", help="build a small kernel, boot it under qemu-system, sweep the syscalls that copy",
                         description="The booted kernel's truth (docs/kernel-sweep.md).")
