@@ -79,6 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--profile", choices=records.PROFILES, default="linux",
                     help="contract to judge by (default linux)")
     _sweep_options(ck)
+    cc = ck.add_argument_group("confirm on a booted kernel (docs/kernel-sweep.md)")
+    cc.add_argument("--confirm", action="store_true",
+                    help="run each user-copy finding's smallest case as the syscalls that drive it, on a kernel "
+                         "built with FILE in its place")
+    cc.add_argument("--confirm-as", metavar="PATH", help="FILE's path in the kernel tree (default: from its own "
+                                                           "path, .../arch/<arch>/...)")
+    cc.add_argument("--kernel-source", choices=("6.12", "6.1"), default="6.12",
+                    help="Debian's linux-source the kernel is built from (default 6.12)")
+    cc.add_argument("--kernel-tree", type=Path, metavar="DIR", help="your kernel tree instead (read only)")
+    cc.add_argument("--confirm-timeout", type=float, default=2.0, metavar="S",
+                    help="a call that has not returned after S seconds is a hang (default 2)")
 
     hs = sub.add_parser("history", help="check a .S file at every commit of a git repository that changed it; bisect",
                         description="Check PATH as it was at every commit that changed it (renames followed; "

@@ -10,12 +10,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import build, executor, records
+from . import build, executor
 from .checkfile import BSD_COPY_NAMES, no_extable_message
-from .cmd_sweep import check_granule, check_sweep_args, sweep_and_report
+from .cmd_confirm import call_lines, call_results
+from .cmd_sweep import Extension, RoutineSweep, check_granule, check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
+from .kernel import build as kbuild
+from .kernel import confirm as kconfirm
+from .kernel import inputs as kinputs
+from .kernel import report as kreport
+from .kernel import runner as krunner
+from .records import RETURNS_DST
 from .routines import Routine
 from .selection import file_routines
+from .spec import format_spec, from_case
 
 
 def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None:
@@ -24,7 +32,7 @@ def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None
     does not build)."""
     build.build_routines(root, routines)
     for r in routines:
-        if r.kind in records.RETURNS_DST and r.symbol not in BSD_COPY_NAMES:
+        if r.kind in RETURNS_DST and r.symbol not in BSD_COPY_NAMES:
             continue
         info = executor.info(executor.executor_argv(root, r.elf, build.routine_prefix(r)))
         message = no_extable_message(path, r.symbol, r.kind) if info.get("extable") == "none" else None
@@ -36,5 +44,83 @@ def run_check(root: Path, args: argparse.Namespace) -> int:
     check_sweep_args(args)
     routines = file_routines(root, args.file, args, args.profile)
     check_granule(args, routines)
+    plan = confirm_plan(root, args, routines) if args.confirm else None
     build_file_routines(root, Path(args.file), routines)
-    return sweep_and_report(root, args, routines)
+    return sweep_and_report(root, args, routines, plan)
+
+
+def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) -> Extension:
+    """--confirm: each error class's smallest reproducer of each user-copy symbol, run as
+    the syscalls that drive it on a kernel built with FILE in its place (kernel/confirm.py).
+    What can be refused is refused before the sweep: the file's place in the tree, the
+    architecture, the kernel source."""
+    given = [flag for flag, v in (("-D", args.define), ("-I", args.include), ("--with", args.with_files),
+                                  ("--defsym", args.defsym), ("--alternative", args.alternative)) if v]
+    if given:
+        raise CopyfuzzError(f"--confirm builds {args.file} inside the kernel, where {', '.join(given)} do not "
+                            "apply (the kernel's own headers and configuration decide): check without them, "
+                            "or confirm a file that needs none")
+    located = kconfirm.tree_path(args.file)
+    rel = args.confirm_as or (located[1] if located else None)
+    if rel is None:
+        raise CopyfuzzError(f"--confirm: where does {args.file} go in the kernel tree? Its path has no "
+                            "arch/<arch>/ part: say so with --confirm-as, e.g. --confirm-as arch/riscv/lib/uaccess.S")
+    arch = routines[0].arch
+    if arch not in kinputs.KERNEL_ARCHES or (arch == "riscv" and routines[0].xlen != 64):
+        raise CopyfuzzError(f"--confirm: no booted kernel for {arch} at {routines[0].xlen} bits "
+                            "(riscv RV64, arm64, arm)")
+    kbuild.ensure_packages(root)
+    kargs = argparse.Namespace(arch=arch, tree=args.kernel_tree, source=args.kernel_source, replace=[], config=None)
+    source_root = kinputs.request(root, kargs).source.root
+    if not (source_root / rel).is_file():
+        raise CopyfuzzError(f"--confirm: {rel} is not a file of the kernel source (--confirm-as sets the path)")
+    content = Path(args.file).read_bytes()
+    extra = () if (source_root / rel).read_bytes() == content else ((rel, content),)
+
+    def extend(results: list[RoutineSweep]) -> tuple[str, object, list[str]]:
+        # symbol, the classes whose smallest reproducer a spec is, the spec, its mapping or why none
+        asked: dict[tuple[str, str], tuple[list[str], kconfirm.Mapping | str]] = {}
+        for r in results:
+            if r.routine.kind not in ("copy", "copy_from_user", "copy_to_user"):
+                continue
+            for cls, found in sorted(r.reproducers.items()):
+                if cls not in r.findings:
+                    continue  # notes (imprecise) are no finding to confirm
+                s = from_case(r.routine.name, found.case)
+                key = (r.routine.symbol, format_spec(s))
+                if key in asked:
+                    asked[key][0].append(cls)
+                    continue
+                try:
+                    m: kconfirm.Mapping | str = kconfirm.map_case(r.routine.kind, s.n, s.src_off, s.src_fault,
+                                                                   s.dst_off, s.dst_fault)
+                except CopyfuzzError as e:
+                    m = str(e).removeprefix("confirm: ")
+                asked[key] = ([cls], m)
+        cases = sorted({c for _, m in asked.values() if not isinstance(m, str) for c in kconfirm.syscall_cases(m)})
+        own = " replaced" if extra else ", the tree's own"
+        lines = ["", f"confirm on a booted {arch} kernel ({rel}{own}):"]
+        out: list[dict[str, object]] = []
+        if not cases:
+            lines.append("  nothing to confirm: no user-copy finding that a syscall drives")
+            for (symbol, spec_text), (classes, m) in asked.items():
+                out.append({"symbol": symbol, "classes": classes, "spec": spec_text, "why_not": m, "syscalls": []})
+            return "confirm", {"kernel": None, "findings": out}, lines
+        kernel = kbuild.build(root, kinputs.request(root, kargs, extra=extra))
+        pargs = ["--timeout", str(args.confirm_timeout)] + [w for c in cases for w in ("--case", c)]
+        vm, host, workdir = krunner.sweep_cases(root, kernel, pargs, 1, None, True, args.confirm_timeout)
+        rep = kreport.Report(kernel, vm, host, workdir, args.findings, None, pargs)
+        lines[1] = f"confirm on the booted kernel: {kernel.arch.name}, {kernel.label}"
+        for (symbol, spec_text), (classes, m) in asked.items():
+            lines.append(f"  {symbol} {', '.join(classes)} {spec_text.rpartition(':')[2]}:")
+            if isinstance(m, str):
+                lines.append(f"    no syscall drives it: {m}")
+                out.append({"symbol": symbol, "classes": classes, "spec": spec_text, "why_not": m, "syscalls": []})
+                continue
+            calls = call_results(kconfirm.syscall_cases(m), vm, host, rep)
+            lines += call_lines(calls, vm, rep, "    ")
+            out.append({"symbol": symbol, "classes": classes, "spec": spec_text, "note": m.note or None,
+                        "syscalls": calls})
+        return "confirm", {"kernel": rep.to_json()["kernel"], "findings": out}, lines
+
+    return extend

@@ -21,6 +21,7 @@ from .cmd_repro import spec_argument
 from .errors import CopyfuzzError
 from .kernel import build as kbuild
 from .kernel import confirm, inputs, report, runner
+from .kernel.sweep import Result
 from .selection import is_file_spec
 
 
@@ -84,12 +85,7 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
     vm, host, workdir = runner.sweep_cases(root, kernel, pargs, 1, args.cpu, not args.no_host, args.timeout)
     out = report.Report(kernel, vm, host, workdir, args.findings, None, pargs)
     out.write_reproducers()
-    results: list[dict[str, Any]] = []
-    for c in cases:
-        rows = [r for r in out.rows if r.finding.case == c]
-        results.append({"case": c, "syscall": c.split(":", 1)[0], "confirmed": bool(rows),
-                        "classes": [r.finding.cls for r in rows], "observed": vm.observed.get(c, {}),
-                        "host": host.observed.get(c, {}) if host else None})
+    results = call_results(cases, vm, host, out)
     if args.json:
         obj = out.to_json()
         obj.update({"spec": f"{name}:{rest}", "kind": kind, "direction": mapping.direction,
@@ -102,15 +98,33 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
               + ("" if extra else f"; {rel} is the tree's own"))
         if mapping.note:
             print(f"note: {mapping.note}")
-        for res in results:
-            rows = [r for r in out.rows if r.finding.case == res["case"]]
-            if rows:
-                for r in rows:
-                    print(f"confirmed: {res['case']}: {r.finding.cls}: {out.observed_text(r.finding)}")
-                    for s in r.finding.stack[:8]:
-                        print(f"    {s}")
-                    if r.reproducer:
-                        print(f"  reproducer: {r.reproducer}")
-            else:
-                print(f"not reproduced at the syscall level: {res['case']}: {report.observation(res['observed'])}")
-    return 1 if out.rows else 0
+        for line in call_lines(results, vm, out):
+            print(line)
+    return 1 if any(r["confirmed"] for r in results) else 0
+
+
+def call_results(cases: list[str], vm: Result, host: Result | None, out: report.Report) -> list[dict[str, Any]]:
+    """What each syscall case did on the booted kernel (and the host's): its findings, each
+    with a reproducer, or its plain result."""
+    results = []
+    for c in cases:
+        found = vm.by_case.get(c, [])
+        results.append({"case": c, "syscall": c.split(":", 1)[0], "confirmed": bool(found),
+                        "classes": [f.cls for f in found], "observed": vm.observed.get(c, {}),
+                        "host": host.observed.get(c, {}) if host else None,
+                        "reproducers": [str(out.write_reproducer(f)) for f in found]})
+    return results
+
+
+def call_lines(results: list[dict[str, Any]], vm: Result, out: report.Report, indent: str = "") -> list[str]:
+    lines = []
+    for res in results:
+        found = vm.by_case.get(res["case"], [])
+        for f, path in zip(found, res["reproducers"]):
+            lines.append(f"{indent}confirmed: {res['case']}: {f.cls}: {out.observed_text(f)}")
+            lines += [f"{indent}    {s}" for s in f.stack[:8]]
+            lines.append(f"{indent}  reproducer: {path}")
+        if not found:
+            lines.append(f"{indent}not reproduced at the syscall level: {res['case']}: "
+                         f"{report.observation(res['observed'])}")
+    return lines

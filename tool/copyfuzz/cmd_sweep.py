@@ -12,7 +12,7 @@ import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
@@ -297,8 +297,14 @@ def progress_bar() -> Progress:
                     console=stderr_console(), transient=True)
 
 
-def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> int:
-    """Audit, then sweep, built routines; report; the exit status."""
+# A command's addition to the report, from the sweep's results: a JSON key and its value,
+# and the lines printed after the table (check --confirm).
+Extension = Callable[[list["RoutineSweep"]], tuple[str, object, list[str]]]
+
+
+def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine],
+                     extend: Extension | None = None) -> int:
+    """Audit, then sweep, built routines; report (with what `extend` adds); the exit status."""
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     log = FindingsLog(args.findings)
     show_progress = not args.json and sys.stderr.isatty()
@@ -313,14 +319,19 @@ def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine]
     baseline: known.Baseline | None = getattr(args, "baseline", None)
     for r in results:
         judge_known(root, r, baseline)
+    added = extend(results) if extend is not None else None
 
     if args.json:
         report = _json_report(args, seed, results)
+        if added is not None:
+            report[added[0]] = added[1]
         if log.error is not None:  # exit 2 below: the one object says why (cli.py prints no second one)
             report.update(error=log.error, details="")
         print(json.dumps(report, indent=2))
     else:
         _print_report(args, seed, results, log)
+        for line in added[2] if added is not None else []:
+            print(line)
     log.check()  # a findings file that could not be written: exit 2, after the results
     if getattr(args, "write_known", None) is not None:
         known.write(args.write_known, [known.Finding(r.routine.name, c, r.pcs.get(c))

@@ -87,13 +87,18 @@ class Report:
 
     def write_reproducers(self) -> None:
         for row in self.rows:
-            f = row.finding
-            if f.cls == "panic" or ":" not in f.case:
-                continue
-            self.findings_dir.mkdir(parents=True, exist_ok=True)
-            path = self.findings_dir / f"{f.syscall}-{f.cls}.c"
-            atomic.write(path, reproducer.render(casedef.Case.parse(f.case)))
-            row.reproducer = path
+            row.reproducer = self.write_reproducer(row.finding)
+
+    def write_reproducer(self, f: Finding) -> Path:
+        """A standalone C file for the finding's case, named after the case and the class
+        (the same case and class always give the same file)."""
+        case = casedef.Case.parse(f.case)
+        self.findings_dir.mkdir(parents=True, exist_ok=True)
+        name = "-".join([case.syscall, *(f"{fl.name}{case.value(fl.name)}" for fl in casedef.definition().fields),
+                         f.cls])
+        path = self.findings_dir / f"{name}.c"
+        atomic.write(path, reproducer.render(case))
+        return path
 
     def write_known(self, path: Path) -> None:
         known.write(path, [known.Finding(known_name(r.finding), r.finding.cls, None) for r in self.rows],

@@ -55,9 +55,11 @@ class Result:
     boots: int = 0
     damaged: int = 0  # lines that looked like ours and did not check out
     observed: dict[str, dict[str, str]] = field(default_factory=dict)  # --case runs: case -> its result line
+    by_case: dict[str, list[Finding]] = field(default_factory=dict)  # every finding line, by its case
     seconds: float = 0.0
 
     def add(self, f: Finding) -> None:
+        self.by_case.setdefault(f.case, []).append(f)
         k = (f.syscall, f.cls)
         old = self.findings.get(k)
         if old is None:
@@ -73,6 +75,10 @@ class Result:
         self.ran += other.ran
         for f in other.findings.values():
             self.add(f)
+        for case, found in other.by_case.items():
+            mine = self.by_case.setdefault(case, [])
+            mine += [f for f in found if f not in mine]
+        self.observed.update(other.observed)
         for s, n in other.skipped.items():
             self.skipped[s] = self.skipped.get(s, 0) + n
         self.errors += other.errors
