@@ -437,6 +437,16 @@ int cf_call_run(struct cf_env *e, const struct cf_case *c, struct cf_obs *o)
 			o->rest = e->scratch;
 			o->rest_len = (size_t)got;
 		}
+		/* A call that faulted can leave an empty buffer in the pipe's ring, which the
+		 * next write would fill from its start: every case gets the pipe a fresh one
+		 * would be, as a reproducer's is. */
+		if (o->ret != (long)n) {
+			char err[96];
+			close(e->pipe_r);
+			close(e->pipe_w);
+			if (make_pipe(e, err, sizeof(err)))
+				return setup_fail(o, "pipe re-made");
+		}
 		break;
 	}
 	case CF_udp:

@@ -40,8 +40,8 @@ def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
                    help="a call that has not returned after S seconds is a hang (default 2)")
     p.add_argument("--hang-budget", type=int_in(1, 100000), metavar="H",
                    help="after H hangs of one syscall its other cases are skipped, and said so (default 3)")
-    p.add_argument("--jobs", type=int_in(1, 64), default=1, metavar="N",
-                   help="VMs at once, each sweeping a share of the cases (default 1)")
+    p.add_argument("--jobs", type=int_in(1, 64), default=os.cpu_count() or 1, metavar="N",
+                   help="VMs at once, each sweeping a share of the cases (default: number of CPUs)")
     p.add_argument("--cpu", metavar="MODEL", help="qemu-system's -cpu (default: the architecture's)")
     p.add_argument("--no-host", action="store_true", help="skip the host kernel's reference column")
     p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",

@@ -1,0 +1,33 @@
+"""The documentation's commands that boot kernels (`# kernel tier` in a ```sh block:
+docs/README.md, "Writing docs"), run as written and checked for the exit status the
+page says, by `make check-kernel`.
+
+They run at the checkout's root, so that they share its kernel cache ($(O)/kernel/) with
+the rest of the tier: a scratch copy, as the docs test makes for the other commands,
+would build every kernel again. What they write goes to findings/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import ROOT
+from test_docs_commands import COMMANDS, Command
+
+pytestmark = pytest.mark.kernel
+
+KERNEL_COMMANDS = [c for c in COMMANDS if c.kernel]
+TIMEOUT_S = 1800
+
+
+def test_the_docs_show_kernel_commands() -> None:
+    assert len(KERNEL_COMMANDS) >= 3, "no `# kernel tier` command in the docs"
+
+
+@pytest.mark.parametrize("cmd", KERNEL_COMMANDS, ids=[c.where for c in KERNEL_COMMANDS])
+def test_kernel_command(cmd: Command) -> None:
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd.text], cwd=ROOT, capture_output=True, text=True,
+                          timeout=TIMEOUT_S)
+    assert proc.returncode == cmd.expect, (f"{cmd.where}: `{cmd.text}` exited {proc.returncode}, "
+                                           f"the page says {cmd.expect}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
