@@ -18,16 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import run_cli
+from kernel_fixtures import boot_fixtures
 
 pytestmark = pytest.mark.kernel
 
-BOOT = ROOT / "tests" / "fixtures" / "kernel" / "boot"
-FIXTURES = {  # arch: (the kernel file replaced, our fixture, the symbol write() reaches)
-    "riscv": ("arch/riscv/lib/uaccess.S", "riscv_uaccess.S", "__asm_copy_from_user"),
-    "arm64": ("arch/arm64/lib/copy_from_user.S", "arm64_copy_from_user.S", "__arch_copy_from_user"),
-    "arm": ("arch/arm/lib/copy_from_user.S", "arm_copy_from_user.S", "arm_copy_from_user"),
-}
+FIXTURES = boot_fixtures()
 CROSS = {"riscv": "riscv64-linux-gnu-", "arm64": "aarch64-linux-gnu-", "arm": "arm-linux-gnueabihf-"}
 # The syscalls that reach copy_from_user (the fixtures replace only that direction), a
 # few thousand cases: every n to 8 at every accessible count, and n=80 sampled.
@@ -35,14 +31,8 @@ SWEEP = ["--syscalls", "write,pwrite64,writev,pipe_write,sendto", "--max-len", "
          "--koffs", "0,1,4095", "--timeout", "1", "--hang-budget", "2"]
 
 
-def seeded(tmp_path: Path, fixture: str) -> Path:
-    out = tmp_path / f"seeded-{fixture}"
-    out.write_text("#define COPYFUZZ_FIXTURE_FULL_SIZE 1\n" + (BOOT / fixture).read_text())
-    return out
-
-
 def sweep(tmp_path: Path, arch: str, replacement: Path) -> tuple[int, dict[str, Any], str]:
-    path = FIXTURES[arch][0]
+    path = FIXTURES[arch].replaces
     proc = run_cli("kernel", "sweep", "--arch", arch, "--replace", f"{path}={replacement}", *SWEEP,
                    "--findings", str(tmp_path / "findings"), "--json", timeout=3000)
     assert "Traceback" not in proc.stderr, proc.stderr
@@ -51,14 +41,14 @@ def sweep(tmp_path: Path, arch: str, replacement: Path) -> tuple[int, dict[str, 
 
 @pytest.mark.parametrize("arch", list(FIXTURES))
 def test_seeded_fixture_hangs_write_and_clean_one_does_not(tmp_path: Path, arch: str) -> None:
-    rc, clean, err = sweep(tmp_path, arch, BOOT / FIXTURES[arch][1])
+    rc, clean, err = sweep(tmp_path, arch, FIXTURES[arch].path)
     assert rc == 0, (err, clean)
     assert clean["findings"] == [], clean["findings"]
     cases = clean["cases"]
     assert cases["total"] > 2000 and cases["ran"] == cases["total"] and not cases["skipped"], cases
     assert clean["host"]["ran"] == cases["total"]
 
-    rc, report, err = sweep(tmp_path, arch, seeded(tmp_path, FIXTURES[arch][1]))
+    rc, report, err = sweep(tmp_path, arch, FIXTURES[arch].seeded(tmp_path))
     assert rc == 1, (err, report)
     found = {(f["syscall"], f["class"]): f for f in report["findings"]}
     hang = found[("write", "hang")]
@@ -77,8 +67,9 @@ def test_seeded_fixture_hangs_write_and_clean_one_does_not(tmp_path: Path, arch:
 
 
 def test_confirm_shows_the_seeded_finding_at_the_syscall_level(tmp_path: Path) -> None:
-    path, fixture, symbol = FIXTURES["riscv"]
-    bad = seeded(tmp_path, fixture)
+    fixture = FIXTURES["riscv"]
+    path, symbol = fixture.replaces, fixture.symbol
+    bad = fixture.seeded(tmp_path)
     spec = f"{bad}:{symbol}:n=80,src_off=4090,src_fault=6,dst_off=0"
     proc = run_cli("confirm", spec, "--as", path, "--arch", "riscv", "--timeout", "1", "--json",
                    "--findings", str(tmp_path / "findings"), timeout=3000)
@@ -88,7 +79,7 @@ def test_confirm_shows_the_seeded_finding_at_the_syscall_level(tmp_path: Path) -
     assert by_case["write"]["confirmed"] and "hang" in by_case["write"]["classes"]
     assert report["direction"] == "to_kernel" and report["replaced"] == path
 
-    good = BOOT / fixture
+    good = fixture.path
     proc = run_cli("confirm", f"{good}:{symbol}:n=80,src_off=4090,src_fault=6,dst_off=0", "--as", path,
                    "--arch", "riscv", "--timeout", "1", "--findings", str(tmp_path / "findings"), timeout=3000)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
