@@ -50,7 +50,7 @@ def add_parser(sub: "argparse._SubParsersAction[Any]", int_in: runner.IntParser)
 def run_confirm(root: Path, args: argparse.Namespace) -> int:
     args.routine = None
     name, rest = spec_argument(args)
-    kbuild.ensure_packages(root)
+    inputs.check(args)
     if isinstance(rest, bytes):
         raise CopyfuzzError("confirm takes a case spec or a .spec file, not a raw fuzzer input "
                             "(turn it into a spec with 'copyfuzz repro --routine NAME FILE' first)")
@@ -70,10 +70,13 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
         if located is None:
             raise CopyfuzzError("confirm: which architecture? add --arch riscv|arm64|arm")
         args.arch = located[0]
+    if not 0 < args.timeout <= 3600:
+        raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
     try:
         content = Path(path).read_bytes()
     except OSError as e:
         raise CopyfuzzError(f"{path}: {e.strerror or e}") from None
+    kbuild.ensure_packages(root)
     probe = inputs.request(root, args)
     own = probe.source.root / rel
     if not own.is_file():

@@ -21,13 +21,14 @@ from .kernel import inputs, runner
 
 
 def run_kernel(root: Path, args: argparse.Namespace) -> int:
-    kbuild.ensure_packages(root)
+    inputs.check(args)
     if args.kernel_command == "build":
         return _run_build(root, args)
     return runner.run_sweep(root, args)
 
 
 def _run_build(root: Path, args: argparse.Namespace) -> int:
+    kbuild.ensure_packages(root)
     req = inputs.request(root, args, jobs=args.jobs)
     kernel = kbuild.build(root, req)
     info = {"arch": kernel.arch.name, "kernel": kernel.label, "image": str(kernel.image),

@@ -47,8 +47,9 @@ def _read_limited(path: Path, what: str) -> bytes:
         raise CopyfuzzError(f"{what} {path}: {e.strerror or e}") from e
 
 
-def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes], ...]:
-    out: dict[str, bytes] = {}
+def _replacement_specs(specs: list[str]) -> list[tuple[str, Path]]:
+    """--replace's PATH=FILE words, checked without the tree: (path, file)."""
+    out: list[tuple[str, Path]] = []
     for spec in specs:
         rel, eq, file = spec.partition("=")
         if not eq or not rel or not file:
@@ -57,13 +58,31 @@ def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes
         if pure.is_absolute() or ".." in pure.parts or rel != str(pure):
             raise CopyfuzzError(f"--replace {spec!r}: PATH must be a plain path inside the tree "
                                 "(relative, no '..'), e.g. arch/riscv/lib/uaccess.S")
+        if rel in (r for r, _ in out):
+            raise CopyfuzzError(f"--replace: {rel} is given twice")
+        out.append((rel, Path(file)))
+    return out
+
+
+def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes], ...]:
+    out: dict[str, bytes] = {}
+    for rel, file in _replacement_specs(specs):
         target = src.root / rel
         if target.is_symlink() or not target.is_file():
-            raise CopyfuzzError(f"--replace {spec!r}: {rel} is not a file of {src.label}")
-        if rel in out:
-            raise CopyfuzzError(f"--replace: {rel} is given twice")
-        out[rel] = _read_limited(Path(file), "--replace")
+            raise CopyfuzzError(f"--replace {rel}={file}: {rel} is not a file of {src.label}")
+        out[rel] = _read_limited(file, "--replace")
     return tuple(sorted(out.items()))
+
+
+def check(args: argparse.Namespace) -> None:
+    """Everything that can be refused before packages are installed or a source is
+    extracted: the replacements' words and files, the fragment, a tree's shape."""
+    for _, file in _replacement_specs(args.replace):
+        _read_limited(file, "--replace")
+    if args.config is not None:
+        build.parse_fragment(_read_limited(args.config, "--config").decode(errors="replace"), str(args.config))
+    if args.tree is not None:
+        source.check_tree(args.tree)
 
 
 def request(root: Path, args: argparse.Namespace, jobs: int | None = None,

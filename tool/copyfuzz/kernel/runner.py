@@ -163,8 +163,9 @@ def sweep_cases(root: Path, kernel: kbuild.Kernel, pargs: list[str], jobs: int, 
 def run_sweep(root: Path, args: argparse.Namespace) -> int:
     baseline = known.from_args(args, report.CLASSES)
     known.check_output(args)
-    if args.timeout <= 0 or args.timeout > 3600:
+    if not 0 < args.timeout <= 3600:  # NaN fails too
         raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
+    kbuild.ensure_packages(root)
     req = inputs.request(root, args)
     kernel = kbuild.build(root, req)
     pargs = prober_args(args)

@@ -101,11 +101,17 @@ def _git(tree: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(tree), *args], capture_output=True)
 
 
-def tree(path: Path) -> Source:
-    """The user's kernel tree, as it is now (uncommitted changes included)."""
+def check_tree(path: Path) -> Path:
+    """The tree's resolved root; CopyfuzzError when it is no kernel source tree."""
     root = path.resolve()
     if not (root / "Makefile").is_file() or not (root / "Kconfig").is_file() or not (root / "arch").is_dir():
         raise CopyfuzzError(f"--tree {path}: not a kernel source tree (no Makefile, Kconfig and arch/ there)")
+    return root
+
+
+def tree(path: Path) -> Source:
+    """The user's kernel tree, as it is now (uncommitted changes included)."""
+    root = check_tree(path)
     h = hashlib.sha256()
     head = _git(root, "rev-parse", "--show-toplevel", "HEAD")
     lines = head.stdout.decode(errors="replace").split()
