@@ -174,9 +174,12 @@ class FakeVM:
 
     scripts: list[list[str]] = []
     boots: list[list[str]] = []
+    console = "Kernel panic - not syncing"
 
     def __init__(self, kernel: object, initrd: Path, console: Path, cpu: object) -> None:
         self.args = initrd.read_bytes()
+        self.exit_code = 0
+        self.argv = ["qemu-system-fake"]
 
     def __enter__(self) -> "FakeVM":
         FakeVM.boots.append([a for a in self.args.split(b"cf-args")[-1].decode(errors="replace").split()
@@ -186,11 +189,11 @@ class FakeVM:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def lines(self, idle_s: float) -> list[str]:
+    def lines(self, idle_s: float, first_s: float | None = None) -> list[str]:
         return FakeVM.scripts.pop(0)
 
     def last_lines(self) -> str:
-        return "Kernel panic - not syncing"
+        return FakeVM.console
 
 
 def test_a_kernel_that_dies_twice_in_the_same_place_is_pinned_to_a_case(tmp_path: Path,
@@ -205,11 +208,18 @@ def test_a_kernel_that_dies_twice_in_the_same_place_is_pinned_to_a_case(tmp_path
     ]
     monkeypatch.setattr(sweep, "VM", FakeVM)
     kernel = argparse.Namespace(arch=argparse.Namespace(name="riscv"))
+    script = [list(s) for s in FakeVM.scripts]
     result = sweep.run_vm(kernel, b"prober", ["--max-len", "8"], tmp_path, (0, 1), None)  # type: ignore[arg-type]
     panic = result.findings[("read", "panic")]
     assert panic.case == case and panic.index == 11 and "panic" in panic.observed["console"]
     assert ["--trace" in b for b in FakeVM.boots] == [False, True, False]
-    assert result.boots == 3
+    assert result.boots == 3 and result.ran == 10 + 20  # the first boot's 10 count, up to its last progress
+    # A VM that ends twice in one place with no sign of a panic on its console (qemu killed,
+    # a stall) is a problem of the run, never a finding.
+    FakeVM.scripts, FakeVM.console = script, "some ordinary line"
+    result = sweep.run_vm(kernel, b"prober", ["--max-len", "8"], tmp_path, (0, 1), None)  # type: ignore[arg-type]
+    assert not result.findings and "without a kernel panic" in result.errors[0]
+    FakeVM.console = "Kernel panic - not syncing"
 
 
 def test_a_prober_that_refuses_its_arguments_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,7 +237,17 @@ def test_a_prober_that_refuses_its_arguments_is_one_error(tmp_path: Path, monkey
     (["kernel", "sweep", "--replace", "nothing"], "PATH=FILE"),
     (["kernel", "build", "--tree", "/nonexistent"], "not a kernel source tree"),
     (["kernel", "sweep", "--timeout", "0"], "--timeout"),
-    (["confirm", "riscv/copy_user:n=1,dst_fault=0"], "not a kernel file's routine"),
+    (["confirm", "riscv/copy_user:n=1,dst_fault=0"], "is not FILE.S:SYMBOL"),
+    (["confirm", "tests/fixtures/kernel/boot/riscv_uaccess.S:__asm_copy_from_user:n=8,src_off=4093,src_fault=3",
+      "--as", "/tmp/victim.S"], "plain path inside the tree"),
+    (["confirm", "tests/fixtures/kernel/boot/riscv_uaccess.S:__asm_copy_from_user:n=8,src_off=4093,src_fault=3",
+      "--as", "arch/riscv/lib/uaccess.S", "--arch", "arm64"], "not arm64's"),
+    (["confirm", "tests/fixtures/kernel/boot/riscv_uaccess.S:no_such_symbol:n=8,src_off=4093,src_fault=3",
+      "--as", "arch/riscv/lib/uaccess.S"], "never names no_such_symbol"),
+    (["check", "tests/fixtures/kernel/boot/riscv_uaccess.S", "--symbol", "__asm_copy_from_user", "--confirm",
+      "--confirm-as", "../x.S"], "plain path inside the tree"),
+    (["check", "tests/fixtures/kernel/boot/riscv_uaccess.S", "--symbol", "__asm_copy_from_user", "--confirm",
+      "-D", "X"], "do not apply"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], why: str) -> None:
     proc = run_cli(*argv, "--json")
@@ -235,6 +255,29 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], why: str) -> None:
     assert why in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 2
     assert '"error"' in proc.stdout
+
+
+def test_a_spec_found_with_build_options_is_not_confirmed(tmp_path: Path) -> None:
+    spec = tmp_path / "case.spec"
+    spec.write_text("# options: -DCOPYFUZZ_FIXTURE_FULL_SIZE=1\n"
+                    "tests/fixtures/kernel/boot/riscv_uaccess.S:__asm_copy_from_user:n=8,src_off=4093,src_fault=3\n")
+    proc = run_cli("confirm", str(spec), "--as", "arch/riscv/lib/uaccess.S")
+    assert proc.returncode == 2 and "a kernel build does not see" in proc.stderr, proc.stderr
+
+
+def test_a_fragment_may_not_undo_what_the_vm_needs(tmp_path: Path) -> None:
+    frag = tmp_path / "f.config"
+    for text, why in [("CONFIG_MODULES=y\n", "contradicts kernel/config/common.config"),
+                      ("CONFIG_FOO=y # comment\n", "not a kconfig line")]:
+        frag.write_text(text)
+        proc = run_cli("kernel", "build", "--arch", "riscv", "--config", str(frag))
+        assert proc.returncode == 2 and why in proc.stderr, proc.stderr
+
+
+def test_the_build_directory_must_be_one_make_can_take(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    proc = run_cli("kernel", "build", "--tree", str(tmp_path), env={"O": f"{tmp_path}/o$(shell touch {marker})"})
+    assert proc.returncode == 2 and "make cannot take" in proc.stderr and not marker.exists()
 
 
 def test_the_tool_knows_where_its_files_are() -> None:

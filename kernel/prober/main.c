@@ -217,8 +217,9 @@ static void init_setup(void)
 			dup2(fd, 2);
 		}
 	}
-	/* Kernel messages off the console (our lines share it): the log keeps them all */
-	klogctl(8 /* SYSLOG_ACTION_CONSOLE_LEVEL */, NULL, 1);
+	/* Kernel messages off the console (our lines share it), but for alerts and emergencies
+	 * (an oops, a panic: the console is all that is left of them): the log keeps them all */
+	klogctl(8 /* SYSLOG_ACTION_CONSOLE_LEVEL */, NULL, 2);
 	/* lo up: the kernel gives it 127.0.0.1 */
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;

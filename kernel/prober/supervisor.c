@@ -292,6 +292,24 @@ static int sysrq_stack(pid_t pid, uint64_t index)
 	return best.frames ? 0 : -1;
 }
 
+/* The kernel log's last lines, as kmsg lines: what the kernel said when a worker died
+ * outside a call (an oops kills the task it happened in). */
+static void report_kmsg(int lines)
+{
+	static char log[1 << 16];
+	char enc[1024];
+	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
+	if (len <= 0)
+		return;
+	log[len] = 0;
+	char *from = log + len;
+	for (int k = 0; k <= lines && from > log; from--)
+		if (from[-1] == '\n')
+			k++;
+	for (char *line = strtok(from, "\n"); line; line = strtok(NULL, "\n"))
+		cf_line("kmsg", "line=%s", cf_pct(line, enc, sizeof(enc)));
+}
+
 static void report_stack(pid_t pid, uint64_t index)
 {
 	char path[64], buf[4096], enc[1024];
@@ -534,6 +552,7 @@ int cf_sweep(const struct cf_opts *o)
 		} else {
 			cf_line("error", "kind=worker index=%llu status=0x%x",
 				(unsigned long long)index, wstatus);
+			report_kmsg(24);
 			t->run += sh->run;
 		}
 		next = index + 1;

@@ -61,20 +61,25 @@ def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) 
                             "apply (the kernel's own headers and configuration decide): check without them, "
                             "or confirm a file that needs none")
     located = kconfirm.tree_path(args.file)
-    rel = args.confirm_as or (located[1] if located else None)
+    rel = kinputs.tree_path(args.confirm_as, "--confirm-as") if args.confirm_as else (located[1] if located else None)
     if rel is None:
         raise CopyfuzzError(f"--confirm: where does {args.file} go in the kernel tree? Its path has no "
                             "arch/<arch>/ part: say so with --confirm-as, e.g. --confirm-as arch/riscv/lib/uaccess.S")
     arch = routines[0].arch
+    for where in (rel, args.file if located else ""):
+        other = kconfirm.tree_path(where) if where else None
+        if other is not None and other[0] != arch:
+            raise CopyfuzzError(f"--confirm: {where} is {other[0]}'s, not {arch}'s: a {arch} kernel never runs it")
     if arch not in kinputs.KERNEL_ARCHES or (arch == "riscv" and routines[0].xlen != 64):
         raise CopyfuzzError(f"--confirm: no booted kernel for {arch} at {routines[0].xlen} bits "
                             "(riscv RV64, arm64, arm)")
-    kbuild.ensure_packages(root)
     kargs = argparse.Namespace(arch=arch, tree=args.kernel_tree, source=args.kernel_source, replace=[], config=None)
+    kinputs.check(root, kargs)
+    content = kinputs.read_limited(Path(args.file), "--confirm:")
+    kbuild.ensure_packages(root)
     source_root = kinputs.request(root, kargs).source.root
-    if not (source_root / rel).is_file():
+    if not kinputs.file_of_tree(source_root, rel):
         raise CopyfuzzError(f"--confirm: {rel} is not a file of the kernel source (--confirm-as sets the path)")
-    content = Path(args.file).read_bytes()
     extra = () if (source_root / rel).read_bytes() == content else ((rel, content),)
 
     def extend(results: list[RoutineSweep]) -> tuple[str, object, list[str]]:

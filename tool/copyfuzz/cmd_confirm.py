@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+from . import regressions
 from . import spec as specs
 from .checkfile import guess_kind
 from .cmd_repro import spec_argument
@@ -49,39 +51,53 @@ def add_parser(sub: "argparse._SubParsersAction[Any]", int_in: runner.IntParser)
 
 def run_confirm(root: Path, args: argparse.Namespace) -> int:
     args.routine = None
+    if Path(args.spec).is_file() and len(regressions.read_specs(Path(args.spec))) > 1:
+        raise CopyfuzzError(f"{args.spec}: {len(regressions.read_specs(Path(args.spec)))} case specs in it: "
+                            "confirm takes one (give it as SPEC on the command line)")
     name, rest = spec_argument(args)
-    inputs.check(args)
     if isinstance(rest, bytes):
         raise CopyfuzzError("confirm takes a case spec or a .spec file, not a raw fuzzer input "
                             "(turn it into a spec with 'copyfuzz repro --routine NAME FILE' first)")
     if not is_file_spec(name):
-        raise CopyfuzzError(f"confirm: {name} is not a kernel file's routine (FILE.S:SYMBOL): copyfuzz's own "
-                            "routines are in no kernel")
+        raise CopyfuzzError(f"confirm: {name!r} is not FILE.S:SYMBOL: a case of a kernel file's routine "
+                            "(FILE.S:SYMBOL:n=...); copyfuzz's own routines are in no kernel")
+    built_as = [flag for flag, attr in (("-D", "define"), ("-I", "include"), ("--with", "with_files"),
+                                        ("--defsym", "defsym"), ("--alternative", "alternative"))
+                if getattr(args, attr, None)]
+    if built_as or getattr(args, "xlen", 64) != 64:
+        raise CopyfuzzError(f"confirm: the case was found with {', '.join(built_as) or '--xlen 32'}, which a kernel "
+                            "build does not see (the kernel's own headers, configuration and RV64 decide): its "
+                            "syscalls would not run the code that was checked")
     path, symbol = name.rsplit(":", 1)
     kind = args.kind or guess_kind(symbol)
     case = specs.parse_fields(name, kind, rest)
     mapping = confirm.map_case(kind, case.n, case.src_off, case.src_fault, case.dst_off, case.dst_fault)
     located = confirm.tree_path(path)
-    rel = args.tree_path or (located[1] if located else None)
+    rel = inputs.tree_path(args.tree_path, "--as") if args.tree_path else (located[1] if located else None)
     if rel is None:
         raise CopyfuzzError(f"confirm: where does {path} go in the kernel tree? Its path has no arch/<arch>/ "
                             "part: say so with --as, e.g. --as arch/riscv/lib/uaccess.S")
-    if args.arch is None:
-        if located is None:
+    if args.arch is None:  # the file's path says, or --as does
+        said = located or confirm.tree_path(rel)
+        if said is None:
             raise CopyfuzzError("confirm: which architecture? add --arch riscv|arm64|arm")
-        args.arch = located[0]
+        args.arch = said[0]
+    for where in (rel, path if located else ""):
+        other = confirm.tree_path(where) if where else None
+        if other is not None and other[0] != args.arch:
+            raise CopyfuzzError(f"confirm: {where} is {other[0]}'s, not {args.arch}'s: a {args.arch} kernel never "
+                                "runs it")
     if not 0 < args.timeout <= 3600:
         raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
-    try:
-        content = Path(path).read_bytes()
-    except OSError as e:
-        raise CopyfuzzError(f"{path}: {e.strerror or e}") from None
+    content = inputs.read_limited(Path(path), "confirm:")
+    if not re.search(rb"(?<![\w.$])" + re.escape(symbol.encode()) + rb"(?![\w.$])", content):
+        raise CopyfuzzError(f"confirm: {path} never names {symbol}")
+    inputs.check(root, args)
     kbuild.ensure_packages(root)
     probe = inputs.request(root, args)
-    own = probe.source.root / rel
-    if not own.is_file():
+    if not inputs.file_of_tree(probe.source.root, rel):
         raise CopyfuzzError(f"confirm: {rel} is not a file of {probe.source.label} (--as sets the path)")
-    extra = () if own.read_bytes() == content else ((rel, content),)
+    extra = () if (probe.source.root / rel).read_bytes() == content else ((rel, content),)
     kernel = kbuild.build(root, inputs.request(root, args, extra=extra))
     cases = confirm.syscall_cases(mapping)
     pargs = ["--timeout", str(args.timeout)] + [w for c in cases for w in ("--case", c)]

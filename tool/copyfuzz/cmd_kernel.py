@@ -21,7 +21,7 @@ from .kernel import inputs, runner
 
 
 def run_kernel(root: Path, args: argparse.Namespace) -> int:
-    inputs.check(args)
+    inputs.check(root, args)
     if args.kernel_command == "build":
         return _run_build(root, args)
     return runner.run_sweep(root, args)

@@ -96,7 +96,9 @@ def parse_fragment(text: str, origin: str) -> list[Option]:
                 out.append(Option(words[0], "n", optional, origin))
             continue
         name, eq, value = line.partition("=")
-        if not eq or not name.startswith("CONFIG_") or not name[7:].replace("_", "").isalnum() or not value:
+        quoted = value.startswith('"') and value.endswith('"') and len(value) >= 2
+        if (not eq or not name.startswith("CONFIG_") or not name[7:].replace("_", "").isalnum() or not value
+                or (not quoted and any(c.isspace() or c == "#" for c in value))):
             raise CopyfuzzError(f"{origin}:{number}: not a kconfig line (CONFIG_NAME=value): {raw.strip()!r}")
         out.append(Option(name, value, optional, origin))
     return out
@@ -169,6 +171,12 @@ def build(root: Path, req: Request) -> Kernel:
     k = key(req)
     base = kernel_dir(root)
     work = base / "work" / f"{req.arch.name}-{hashlib.sha256(str(req.source.root).encode()).hexdigest()[:12]}"
+    held = atomic.try_lock(work / "lock")
+    if held is None:
+        print(f"copyfuzz: waiting for another copyfuzz run building this {req.arch.name} kernel "
+              f"({work / 'lock'})", file=sys.stderr, flush=True)
+    else:
+        os.close(held)
     with atomic.locked(work / "lock"):
         hit = cached(root, req)  # built meanwhile by a concurrent run
         if hit:
@@ -181,10 +189,15 @@ def build(root: Path, req: Request) -> Kernel:
         except (OSError, ValueError):
             state = {}
         farm, obj = work / "farm", work / "obj"
+        copied_before = {c for c in state.get("copied", []) if isinstance(c, str)}
         if not req.source.owned or state.get("farm") != req.source.identity or not farm.is_dir():
             sources.make_farm(req.source.root, farm)
-            state = {"farm": req.source.identity, "copied": []}
-        copied = _place_replacements(req, farm, set(state.get("copied", [])))
+            # A path replaced by an earlier build is now a link again, with the original's old
+            # time: make would keep the objects built from the replacement. It is written as a
+            # file of its own below, with a new time.
+            state = {"farm": req.source.identity, "copied": sorted(copied_before), "fresh": True}
+        copied = _place_replacements(req, farm, copied_before)
+        state.pop("fresh", None)
         state["copied"] = sorted(copied)
         atomic.write(state_file, json.dumps(state))
         obj.mkdir(parents=True, exist_ok=True)
@@ -216,6 +229,8 @@ def _place_replacements(req: Request, farm: Path, copied: set[str]) -> set[str]:
     changes, so make's timestamps rebuild exactly what changed."""
     wanted = dict(req.replacements)
     for rel in sorted(copied | set(wanted)):
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            continue  # not ours: state.json is never trusted to name a path outside the farm
         original = req.source.root / rel
         if rel in wanted:
             content = wanted[rel]
@@ -225,6 +240,9 @@ def _place_replacements(req: Request, farm: Path, copied: set[str]) -> set[str]:
             (farm / rel).unlink(missing_ok=True)
             continue
         target = farm / rel
+        if target.parent.resolve() != (farm.resolve() / rel).parent:
+            raise CopyfuzzError(f"{rel}: a directory on its path is a symbolic link in the tree; a replacement "
+                                "is never written through one")
         if not target.is_symlink() and target.is_file() and target.read_bytes() == content:
             continue
         target.unlink(missing_ok=True)

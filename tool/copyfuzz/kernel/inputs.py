@@ -8,7 +8,7 @@ import argparse
 import os
 from pathlib import Path, PurePosixPath
 
-from .. import targets
+from .. import paths, targets
 from ..errors import CopyfuzzError
 from . import build, source
 
@@ -35,7 +35,7 @@ def add_build_options(p: argparse.ArgumentParser, arch_default: str | None = "ri
                    help="extra kconfig lines (CONFIG_X=y ...) applied after copyfuzz's own")
 
 
-def _read_limited(path: Path, what: str) -> bytes:
+def read_limited(path: Path, what: str) -> bytes:
     try:
         st = os.stat(path)
         if not os.path.isfile(path):
@@ -47,6 +47,27 @@ def _read_limited(path: Path, what: str) -> bytes:
         raise CopyfuzzError(f"{what} {path}: {e.strerror or e}") from e
 
 
+def tree_path(rel: str, what: str) -> str:
+    """A path inside a kernel tree as the user gave it (--replace's PATH, confirm's --as):
+    relative, no '..', nothing but plain components; CopyfuzzError otherwise."""
+    pure = PurePosixPath(rel)
+    if not rel or pure.is_absolute() or ".." in pure.parts or rel != str(pure):
+        raise CopyfuzzError(f"{what} {rel!r}: the path must be a plain path inside the tree "
+                            "(relative, no '..'), e.g. arch/riscv/lib/uaccess.S")
+    return rel
+
+
+def file_of_tree(root: Path, rel: str) -> bool:
+    """Is rel a regular file of the tree at root, reached through no symbolic link (a link
+    could lead a replacement's write out of the build's farm into the tree)?"""
+    here = root
+    for part in PurePosixPath(rel).parts:
+        here = here / part
+        if here.is_symlink():
+            return False
+    return here.is_file()
+
+
 def _replacement_specs(specs: list[str]) -> list[tuple[str, Path]]:
     """--replace's PATH=FILE words, checked without the tree: (path, file)."""
     out: list[tuple[str, Path]] = []
@@ -54,10 +75,7 @@ def _replacement_specs(specs: list[str]) -> list[tuple[str, Path]]:
         rel, eq, file = spec.partition("=")
         if not eq or not rel or not file:
             raise CopyfuzzError(f"--replace {spec!r}: expected PATH=FILE, e.g. arch/riscv/lib/uaccess.S=fix.S")
-        pure = PurePosixPath(rel)
-        if pure.is_absolute() or ".." in pure.parts or rel != str(pure):
-            raise CopyfuzzError(f"--replace {spec!r}: PATH must be a plain path inside the tree "
-                                "(relative, no '..'), e.g. arch/riscv/lib/uaccess.S")
+        tree_path(rel, "--replace")
         if rel in (r for r, _ in out):
             raise CopyfuzzError(f"--replace: {rel} is given twice")
         out.append((rel, Path(file)))
@@ -67,20 +85,29 @@ def _replacement_specs(specs: list[str]) -> list[tuple[str, Path]]:
 def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes], ...]:
     out: dict[str, bytes] = {}
     for rel, file in _replacement_specs(specs):
-        target = src.root / rel
-        if target.is_symlink() or not target.is_file():
-            raise CopyfuzzError(f"--replace {rel}={file}: {rel} is not a file of {src.label}")
-        out[rel] = _read_limited(file, "--replace")
+        if not file_of_tree(src.root, rel):
+            raise CopyfuzzError(f"--replace {rel}={file}: {rel} is not a file of {src.label} (a regular file, "
+                                "reached through no symbolic link)")
+        out[rel] = read_limited(file, "--replace")
     return tuple(sorted(out.items()))
 
 
-def check(args: argparse.Namespace) -> None:
+def check(root: Path, args: argparse.Namespace) -> None:
     """Everything that can be refused before packages are installed or a source is
-    extracted: the replacements' words and files, the fragment, a tree's shape."""
+    extracted: the build directory (make must be able to take it), the replacements'
+    words and files, the fragment, a tree's shape."""
+    paths.make_vars(root)
     for _, file in _replacement_specs(args.replace):
-        _read_limited(file, "--replace")
+        read_limited(file, "--replace")
     if args.config is not None:
-        build.parse_fragment(_read_limited(args.config, "--config").decode(errors="replace"), str(args.config))
+        user = build.parse_fragment(read_limited(args.config, "--config").decode(errors="replace"), str(args.config))
+        ours = {o.name: o for name in ("common.config", f"{args.arch}.config")
+                for o in build.parse_fragment((build.CONFIG_DIR / name).read_text(), f"kernel/config/{name}")}
+        for o in user:
+            mine = ours.get(o.name)
+            if mine is not None and not mine.optional and mine.value != o.value:
+                raise CopyfuzzError(f"--config {args.config}: {o.name}={o.value} contradicts {mine.origin}, which "
+                                    f"needs {o.name}={mine.value} (the prober's VM depends on it)")
     if args.tree is not None:
         source.check_tree(args.tree)
 
@@ -95,7 +122,7 @@ def request(root: Path, args: argparse.Namespace, jobs: int | None = None,
         src = source.debian(args.source, build.kernel_dir(root) / "sources")
     fragment = ""
     if args.config is not None:
-        fragment = _read_limited(args.config, "--config").decode(errors="replace")
+        fragment = read_limited(args.config, "--config").decode(errors="replace")
         build.parse_fragment(fragment, str(args.config))  # bad lines: one error now, not after the build
     repl = dict(replacements(args.replace, src))
     for rel, content in extra:

@@ -33,7 +33,8 @@ def count_cases(host_prober: Path, pargs: list[str]) -> int:
     """How many cases the options enumerate (the prober's own count)."""
     r = subprocess.run([str(host_prober), *pargs, "--count"], capture_output=True, text=True)
     if r.returncode != 0:
-        raise CopyfuzzError(f"prober options refused: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+        said = (r.stderr or r.stdout).strip().splitlines()
+        raise CopyfuzzError(said[-1].removeprefix("prober: ") if said else f"the prober refused {pargs}")
     try:
         return int(r.stdout.split()[0])
     except (IndexError, ValueError):
@@ -108,7 +109,11 @@ class Report:
         return [r for r in self.rows if r.known_by is None]
 
     def exit_status(self) -> int:
-        return 1 if self.new_findings() else 0
+        """1 findings (not all --known), else 2 when a problem kept cases from running as
+        asked (a worker that died outside a call, a VM that stalled), else 0."""
+        if self.new_findings():
+            return 1
+        return 2 if self.vm.errors else 0
 
     def observed_text(self, f: Finding) -> str:
         if f.cls == "hang":

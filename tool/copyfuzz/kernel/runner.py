@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shutil
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import build as mk
-from .. import known, paths, targets
+from .. import files, known, paths, targets
 from ..errors import CopyfuzzError
 from . import build as kbuild
 from . import casedef, inputs, report
@@ -71,9 +72,25 @@ def probers(root: Path, arch: targets.Arch) -> tuple[Path, Path]:
     return vm, host
 
 
+KEEP_RUNS = 20  # the newest run directories of ended runs kept (their console logs)
+
+
 def run_dir(root: Path, arch: targets.Arch) -> Path:
-    """This run's own directory (initramfs images, console logs): concurrent runs never share one."""
-    d = kbuild.kernel_dir(root) / "runs" / f"{arch.name}-{os.getpid()}-{secrets.token_hex(3)}"
+    """This run's own directory (initramfs images, console logs): concurrent runs never share
+    one. Ended runs' directories beyond the newest KEEP_RUNS are removed."""
+    runs = kbuild.kernel_dir(root) / "runs"
+    ended = []
+    for old in runs.glob("*-*-*") if runs.is_dir() else []:
+        try:
+            pid = int(old.name.split("-")[1])
+            os.kill(pid, 0)
+        except (ValueError, IndexError, ProcessLookupError):
+            ended.append(old)
+        except PermissionError:
+            pass
+    for old in sorted(ended, key=lambda d: d.stat().st_mtime, reverse=True)[KEEP_RUNS:]:
+        shutil.rmtree(old, ignore_errors=True)
+    d = runs / f"{arch.name}-{os.getpid()}-{secrets.token_hex(3)}"
     d.mkdir(parents=True)
     return d
 
@@ -114,6 +131,8 @@ def sweep_cases(root: Path, kernel: kbuild.Kernel, pargs: list[str], jobs: int, 
     vm_prober, host_prober = probers(root, kernel.arch)
     workdir = run_dir(root, kernel.arch)
     total = report.count_cases(host_prober, pargs)
+    if total == 0:
+        raise CopyfuzzError(f"no cases: the options select none ({' '.join(pargs) or 'defaults'})")
     progress = Progress(kernel.arch.name, total)
     prober = vm_prober.read_bytes()
     results: list[Result | BaseException | None] = [None] * jobs
@@ -165,10 +184,15 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
     known.check_output(args)
     if not 0 < args.timeout <= 3600:  # NaN fails too
         raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
+    files.check_dir(args.findings, "--findings")
     kbuild.ensure_packages(root)
+    pargs = prober_args(args)
+    # The prober's own word on its options (and on how many cases they make), before a build.
+    _, host_prober = probers(root, targets.get(args.arch))
+    if report.count_cases(host_prober, pargs) == 0:
+        raise CopyfuzzError(f"no cases: the options select none ({' '.join(pargs)})")
     req = inputs.request(root, args)
     kernel = kbuild.build(root, req)
-    pargs = prober_args(args)
     vm, host, workdir = sweep_cases(root, kernel, pargs, args.jobs, args.cpu, not args.no_host, args.timeout)
     out = report.Report(kernel, vm, host, workdir, args.findings, baseline, pargs)
     out.write_reproducers()

@@ -31,6 +31,7 @@ from .vm import VM, Stalled
 
 BOOT_S = 120.0  # hello within this, or the kernel did not boot
 MAX_BOOTS = 64  # per shard: a kernel that dies this often is reported, not retried forever
+PANIC_SIGNS = ("Kernel panic", "Oops", "Unable to handle kernel", "BUG:", "Internal error")
 
 
 @dataclass
@@ -96,6 +97,7 @@ class _Reader:
         self.next_index = -1  # where the prober would go on: progress, skip and error lines
         self.tracing: tuple[int, str] | None = None  # the last case announced under --trace
         self.status = ""  # the end line's: complete, unkillable, interrupted, error
+        self.last_run = 0  # cases this boot had run at its last progress line
         self.hello = False
         self._last: Finding | None = None
         self._summaries: dict[tuple[str, str], int] = {}
@@ -111,8 +113,9 @@ class _Reader:
             self.hello = True
         elif t == "progress":
             self.next_index = _int(f, "next", self.next_index)
+            self.last_run = _int(f, "run", self.last_run)
             if self.progress:
-                self.progress(self.base + _int(f, "run"))
+                self.progress(self.base + self.last_run)
         elif t == "run":
             self.tracing = (_int(f, "index"), f.get("case", ""))
         elif t == "result":
@@ -136,6 +139,8 @@ class _Reader:
             self.next_index = _int(f, "next", self.next_index)
             if f.get("kind") != "unkillable":  # that one is the host's to act on: a new boot
                 self.result.errors.append(" ".join(f"{k}={v}" for k, v in f.items()))
+        elif t == "kmsg" and self.result.errors:  # the kernel's log after a worker died
+            self.result.errors[-1] += "\n    kernel: " + f.get("line", "")
         elif t == "end":
             self.status = f.get("status", "?")
             self.result.ran = self.base + _int(f, "run")
@@ -208,16 +213,18 @@ def run_vm(kernel: Kernel, prober: bytes, args: list[str], workdir: Path, shard:
         why = ""
         with VM(kernel, initrd, console, cpu) as machine:
             try:
-                for text in machine.lines(idle_s if reader.hello else BOOT_S):
+                for text in machine.lines(idle_s, BOOT_S):
                     reader.feed(text)
                     if reader.status:
                         break
             except Stalled as e:
                 why = str(e)
             tail = machine.last_lines()
+        exit_code = machine.exit_code
         reader.finish()
         if reader.status == "complete":
             return result
+        result.ran = reader.base + reader.last_run  # what the boot had done when it ended early
         if not reader.hello and result.errors:
             raise CopyfuzzError(f"the prober in the {kernel.arch.name} kernel stopped: {result.errors[-1]}; "
                                 f"console: {console}", details=tail)
@@ -230,12 +237,20 @@ def run_vm(kernel: Kernel, prober: bytes, args: list[str], workdir: Path, shard:
         if reader.status:  # interrupted, error: the prober said why
             result.errors.append(f"the prober ended: {reader.status} (console: {console})")
             return result
+        if exit_code is not None and exit_code < 0 and not why:
+            raise CopyfuzzError(f"{machine.argv[0]} was killed (signal {-exit_code}) from outside: the sweep "
+                                f"of the {kernel.arch.name} kernel stopped; console: {console}")
         # The kernel died or went quiet mid-sweep. The first time, boot again from where it
-        # was; the second time from the same place, --trace names the case it dies in.
+        # was; the second time from the same place, --trace names the case it dies in. Only a
+        # console that shows the kernel's own death makes that a finding.
         if trace and reader.tracing is not None:
             index, case = reader.tracing
-            result.add(Finding(case.split(":", 1)[0], "panic", case, index,
-                               {"why": why or "the kernel died (qemu ended)", "console": tail[-600:]}))
+            if any(sign in tail for sign in PANIC_SIGNS):
+                result.add(Finding(case.split(":", 1)[0], "panic", case, index,
+                                   {"why": why or "the kernel died", "console": tail[-600:]}))
+            else:
+                result.errors.append(f"the VM ended twice in {case} without a kernel panic on its console "
+                                     f"({why or f'qemu exit {exit_code}'}; console: {console})")
             start = index + 1
             continue
         resume = max(reader.next_index, start)

@@ -87,9 +87,9 @@ class VM:
             self._log.close()
             self._log = None
 
-    def lines(self, idle_s: float) -> Iterator[str]:
+    def lines(self, idle_s: float, first_s: float | None = None) -> Iterator[str]:
         """The console's lines as they come, until qemu ends; Stalled after idle_s seconds
-        with no output at all."""
+        with no output at all (first_s until the prober's first line: a boot is slower)."""
         assert self._proc is not None and self._proc.stdout is not None and self._log is not None
         fd = self._proc.stdout.fileno()
         os.set_blocking(fd, False)
@@ -97,12 +97,13 @@ class VM:
         sel.register(fd, selectors.EVENT_READ)
         pending = b""
         last = time.monotonic()
+        limit = first_s if first_s is not None else idle_s
         try:
             while True:
-                ready = sel.select(timeout=min(1.0, idle_s))
+                ready = sel.select(timeout=1.0)
                 if not ready:
-                    if time.monotonic() - last > idle_s:
-                        raise Stalled(f"no console output for {idle_s:.0f} s")
+                    if time.monotonic() - last > limit:
+                        raise Stalled(f"no console output for {limit:.0f} s")
                     continue
                 try:
                     chunk = os.read(fd, 65536)
@@ -117,6 +118,8 @@ class VM:
                 for raw in done:
                     text = raw.decode(errors="replace").rstrip("\r")
                     self.tail.append(text)
+                    if "CF " in text:
+                        limit = idle_s
                     yield text
             if pending:
                 text = pending.decode(errors="replace").rstrip("\r")
