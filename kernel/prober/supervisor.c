@@ -319,7 +319,15 @@ static void report_stack(pid_t pid, uint64_t index)
 	int e = errno;
 	if (fd >= 0)
 		close(fd);
-	if (len <= 0 && sysrq_stack(pid, index) == 0) {
+	int frames = 0; /* symbolized ones: "name+0xoff/0xsize" */
+	if (len > 0) {
+		buf[len] = 0;
+		for (char *s = buf; (s = strstr(s, "+0x")); s += 3)
+			frames++;
+	}
+	/* A task running on another CPU may give nothing, or a raw address or two: the
+	 * kernel log after sysrq-l does better then */
+	if (frames < 2 && sysrq_stack(pid, index) == 0) {
 		len = 0; /* the log had it */
 	} else if (len < 0) {
 		cf_line("stack", "index=%llu pid=%d error=%s", (unsigned long long)index, (int)pid,
