@@ -424,6 +424,14 @@ uint64_t cf_shard_count(const struct cf_opts *o, uint64_t a, uint64_t b)
 	return (b + n - 1 - j) / n - (a + n - 1 - j) / n;
 }
 
+uint64_t cf_sys_end(const struct cf_opts *o, unsigned s)
+{
+	uint64_t end = 0;
+	for (unsigned i = 0; i <= s; i++)
+		end += sys_count(o, i);
+	return end;
+}
+
 uint64_t cf_remaining(const struct cf_opts *o, unsigned s, uint64_t from)
 {
 	if (o->cases) {

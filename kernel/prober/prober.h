@@ -152,6 +152,8 @@ void cf_iter_free(struct cf_iter *it);
 uint64_t cf_total(const struct cf_opts *o);
 /* Cases of syscall s with global index in [from, end of s), counted in the shard. */
 uint64_t cf_remaining(const struct cf_opts *o, unsigned s, uint64_t from);
+/* The index after syscall s's last case (the whole enumeration, not --case lists). */
+uint64_t cf_sys_end(const struct cf_opts *o, unsigned s);
 /* How many indexes in [a, b) the shard runs. */
 uint64_t cf_shard_count(const struct cf_opts *o, uint64_t a, uint64_t b);
 
