@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BOOT = Path(__file__).resolve().parent / "fixtures" / "kernel" / "boot"
-SEED = "COPYFUZZ_FIXTURE_FULL_SIZE"  # the fault fixup returns n: "nothing copied"
+SEED = "CONFIG_FIXTURE_FULL_SIZE"  # the fault fixup returns n: "nothing copied"
 _META = re.compile(r"^ \* copyfuzz: (arch|replaces|symbol)=(\S+)$")
 
 

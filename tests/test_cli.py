@@ -86,6 +86,8 @@ JSON_BAD_INPUT = {
     "fuzz": (["fuzz", "riscv/nope", "--json"], "unknown routine 'riscv/nope'"),
     "replay": (["replay", "no/such/dir", "--json"], "not a directory"),
     "history": (["history", "no/such/repo", "--file", "a.S", "--symbol", "x", "--json"], "no such directory"),
+    "kernel": (["kernel", "sweep", "--json", "--replace", "nothing"], "expected PATH=FILE"),
+    "confirm": (["confirm", "riscv/copy_user:n=1,dst_fault=0", "--json"], "is not FILE.S:SYMBOL"),
 }
 
 

@@ -259,7 +259,7 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], why: str) -> None:
 
 def test_a_spec_found_with_build_options_is_not_confirmed(tmp_path: Path) -> None:
     spec = tmp_path / "case.spec"
-    spec.write_text("# options: -DCOPYFUZZ_FIXTURE_FULL_SIZE=1\n"
+    spec.write_text("# options: -DCONFIG_FIXTURE_FULL_SIZE=1\n"
                     "tests/fixtures/kernel/boot/riscv_uaccess.S:__asm_copy_from_user:n=8,src_off=4093,src_fault=3\n")
     proc = run_cli("confirm", str(spec), "--as", "arch/riscv/lib/uaccess.S")
     assert proc.returncode == 2 and "a kernel build does not see" in proc.stderr, proc.stderr
