@@ -138,7 +138,7 @@ def test_value_falls_back_to_the_default() -> None:
 
 @pytest.mark.parametrize("text, complaint", [
     ('CF_ENV(A, "1", "a")\nCF_ENV(A, "2", "b")', "listed twice: " + envs.PREFIX + "A"),
-    ('CF_ENV(A, 1, "a")', "cannot read"),
+    ('CF_ENV(A, 1, "a")', "a value is a string literal or CF_UNSET"),
     ('CF_ENV(A, OTHER, "a")', "a value is a string literal or CF_UNSET"),
     ('CF_ENV(A, "1")', "takes 3 arguments"),
     ('CF_ENV_OTHER(A, "1", "a")', "takes 4 arguments"),

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from . import xmacro
 from .errors import CopyfuzzError
 
 REGISTRY_FILE = Path(__file__).resolve().parents[2] / "fuzz" / "envs.def"
@@ -43,74 +43,24 @@ class EnvVar:
         return self.name.removeprefix(PREFIX).lower()
 
 
-_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<id>[A-Za-z_]\w*)|(?P<punct>[(),]))')
-_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _FIELDS = {"CF_ENV": ("name", "default", "help"), "CF_ENV_OTHER": ("name", "default", "help", "reader")}
-
-
-def _unquote(literal: str, where: str) -> str:
-    def escape(m: re.Match[str]) -> str:
-        if m.group(1) not in _ESCAPES:
-            raise CopyfuzzError(f"{where}: escape \\{m.group(1)} is not one envs.py reads")
-        return _ESCAPES[m.group(1)]
-    return re.sub(r"\\(.)", escape, literal[1:-1])
 
 
 def parse(text: str, where: str = "envs.def") -> tuple[EnvVar, ...]:
     """The entries of an envs.def text, in order (comments are skipped)."""
-    text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
-    pos, out = 0, []
-    tokens: list[tuple[str, str]] = []
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            if text[pos:].strip():
-                raise CopyfuzzError(f"{where}: cannot read {text[pos:pos + 30].strip()!r}")
-            break
-        pos = m.end()
-        kind = m.lastgroup
-        assert kind is not None
-        tokens.append((kind, m.group(kind)))
-    i = 0
-    while i < len(tokens):
-        kind, macro = tokens[i]
-        if kind != "id" or macro not in _FIELDS or tokens[i + 1:i + 2] != [("punct", "(")]:
-            raise CopyfuzzError(f"{where}: expected CF_ENV( or CF_ENV_OTHER(, not {macro!r}")
-        i += 2
-        args: list[str | None] = []
-        while True:
-            literals = []
-            while i < len(tokens) and tokens[i][0] == "str":
-                literals.append(_unquote(tokens[i][1], where))
-                i += 1
-            if literals:
-                args.append("".join(literals))
-            elif i < len(tokens) and tokens[i][0] == "id":
-                ident = tokens[i][1]
-                if not args:
-                    args.append(ident)  # the name
-                elif ident == "CF_UNSET":
-                    args.append(None)
-                else:
-                    raise CopyfuzzError(f"{where}: {ident}: a value is a string literal or CF_UNSET")
-                i += 1
-            else:
-                raise CopyfuzzError(f"{where}: {macro}: an argument is missing")
-            if i < len(tokens) and tokens[i] == ("punct", ","):
-                i += 1
-                continue
-            if i < len(tokens) and tokens[i] == ("punct", ")"):
-                i += 1
-                break
-            raise CopyfuzzError(f"{where}: {macro}: expected , or )")
-        if len(args) != len(_FIELDS[macro]):
-            raise CopyfuzzError(f"{where}: {macro}({args[0]}, ...) takes {len(_FIELDS[macro])} arguments")
+    out = []
+    for macro, args in xmacro.calls(text, {m: len(f) for m, f in _FIELDS.items()}, where):
         name, default, help_text = args[0], args[1], args[2]
-        assert name is not None and help_text is not None
-        reader = args[3] if macro == "CF_ENV_OTHER" else DRIVER
-        if reader is None:
-            raise CopyfuzzError(f"{where}: {name}: say who reads it")
-        out.append(EnvVar(PREFIX + name, default, help_text, reader))
+        if name.kind != "id":
+            raise CopyfuzzError(f"{where}: {macro}: the name is an identifier, not {name.value!r}")
+        if default.kind == "id" and default.value != "CF_UNSET" or default.kind == "num":
+            raise CopyfuzzError(f"{where}: {default.value}: a value is a string literal or CF_UNSET")
+        for a in args[2:]:
+            if a.kind != "str":
+                raise CopyfuzzError(f"{where}: {name.value}: {a.value}: a string literal, please")
+        reader = args[3].value if macro == "CF_ENV_OTHER" else DRIVER
+        out.append(EnvVar(PREFIX + name.value, None if default.kind == "id" else default.value, help_text.value,
+                          reader))
     names = [v.name for v in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from .. import xmacro
 from ..errors import CopyfuzzError
 
 DEF_FILE = Path(__file__).resolve().parents[3] / "kernel" / "prober" / "case.def"
@@ -85,53 +86,14 @@ class CaseDef:
         raise KeyError(name)
 
 
-_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<id>[A-Za-z_]\w*)|(?P<num>\d+)|(?P<punct>[(),]))')
 _ARITY = {"CF_SYSCALL": 5, "CF_FIELD": 6, "CF_PROT": 2, "CF_CLASS": 3, "CF_AXIS": 3}
 
 
 def parse(text: str, where: str = "case.def") -> CaseDef:
     """The definitions of a case.def text (comments and preprocessor lines skipped)."""
-    text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
-    text = re.sub(r"^\s*#.*$", "", text, flags=re.M)
-    tokens: list[tuple[str, str]] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            if text[pos:].strip():
-                raise CopyfuzzError(f"{where}: cannot read {text[pos:pos + 30].strip()!r}")
-            break
-        pos = m.end()
-        kind = m.lastgroup
-        assert kind is not None
-        tokens.append((kind, m.group(kind)))
     entries: dict[str, list[list[str]]] = {k: [] for k in _ARITY}
-    i = 0
-    while i < len(tokens):
-        macro = tokens[i][1]
-        if tokens[i][0] != "id" or macro not in _ARITY or tokens[i + 1:i + 2] != [("punct", "(")]:
-            raise CopyfuzzError(f"{where}: expected one of {', '.join(_ARITY)}, not {macro!r}")
-        i += 2
-        args: list[str] = []
-        while True:
-            parts = []
-            while i < len(tokens) and tokens[i][0] in ("str", "id", "num"):
-                kind, val = tokens[i]
-                parts.append(val[1:-1].replace('\\"', '"') if kind == "str" else val)
-                i += 1
-            if not parts:
-                raise CopyfuzzError(f"{where}: {macro}: an argument is missing")
-            args.append("".join(parts))
-            if i < len(tokens) and tokens[i] == ("punct", ","):
-                i += 1
-                continue
-            if i < len(tokens) and tokens[i] == ("punct", ")"):
-                i += 1
-                break
-            raise CopyfuzzError(f"{where}: {macro}: expected , or )")
-        if len(args) != _ARITY[macro]:
-            raise CopyfuzzError(f"{where}: {macro}({args[0]}, ...) takes {_ARITY[macro]} arguments")
-        entries[macro].append(args)
+    for macro, args in xmacro.calls(text, _ARITY, where):
+        entries[macro].append([a.value for a in args])
     return CaseDef(
         syscalls=tuple(Syscall(a[0], a[1], a[2], a[3] == "1", a[4] == "1") for a in entries["CF_SYSCALL"]),
         fields=tuple(Field(a[0], a[1], int(a[2]), int(a[3]), int(a[4]), a[5]) for a in entries["CF_FIELD"]),
