@@ -26,8 +26,8 @@ CHECKED = [c.name for c in D.classes if c.name not in ("hang", "crash")]
 
 @pytest.fixture(scope="module")
 def probers() -> dict[str, Path]:
-    build = paths.build_dir(ROOT)
-    subprocess.run(["make", "-s", *paths.make_vars(ROOT), f"{build}/host/prober", f"{build}/host/prober-asan"],
+    build, rel = paths.build_dir(ROOT), paths.build_dir(paths.REL)  # make names its targets as given
+    subprocess.run(["make", "-s", *paths.make_vars(ROOT), f"{rel}/host/prober", f"{rel}/host/prober-asan"],
                    cwd=ROOT, check=True)
     return {"plain": build / "host" / "prober", "asan": build / "host" / "prober-asan"}
 
