@@ -9,7 +9,7 @@ read line by line (every line also kept in a console log), ended for good.
 qemu runs in a process group of its own and dies with the tool (procs.popen); leaving the
 `with` kills it whatever happened. The console is the machine's first UART on qemu's
 standard output; the prober's lines carry a checksum, so kernel messages interleaved
-with them are told apart (protocol.py).
+with them are told apart (casedef.parse_line).
 """
 
 from __future__ import annotations
