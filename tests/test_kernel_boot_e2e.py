@@ -55,7 +55,12 @@ def test_seeded_fixture_hangs_write_and_clean_one_does_not(tmp_path: Path, arch:
     # the smallest: two bytes, one readable (the fixup says "nothing copied" after one byte)
     assert hang["case"].startswith("write:n=2,acc=1,"), hang
     assert hang["host"] == "no"
-    assert any("generic_perform_write" in line for line in hang["stack"]), hang["stack"]
+    # Each hang carries the task's kernel stack. Where it is caught is a matter of timing (a
+    # spinning task; ARM's unwinder stops at an exception frame), so the write path is
+    # required of the write family's stacks together, symbolized frames of each.
+    stacks = [f["stack"] for (syscall, cls), f in found.items() if cls == "hang"]
+    assert all(sum("+0x" in line for line in s) >= 2 for s in stacks), stacks
+    assert any("generic_perform_write" in line for s in stacks for line in s), stacks
     assert report["cases"]["skipped"].get("write", 0) > 0  # its hang budget was spent, and said so
     repro = Path(hang["reproducer"])
     # It builds standalone for the target; on the host's kernel, which has no such bug, it
