@@ -18,6 +18,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def _install(package: str) -> None:
     if os.geteuid() != 0:
         raise CopyfuzzError(f"the kernel source needs the Debian package {package}: "
                             f"install it as root (apt-get install {package})")
-    print(f"copyfuzz: installing the Debian package {package}", flush=True)
+    print(f"copyfuzz: installing the Debian package {package}", file=sys.stderr, flush=True)
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     for argv in (["apt-get", "update", "-qq"],
                  ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package]):
@@ -85,7 +86,7 @@ def debian(version: str, sources_dir: Path) -> Source:
 def _extract(tarball: Path, top: str, target: Path) -> None:
     """The tarball's top directory `top` into target, atomically (a killed extraction
     leaves only a temporary directory, removed by the next one)."""
-    print(f"copyfuzz: extracting {tarball} (about a minute, once)", flush=True)
+    print(f"copyfuzz: extracting {tarball} (about a minute, once)", file=sys.stderr, flush=True)
     tmp = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
