@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2086 # CF_LINK_* are word lists, split on purpose (globbing is off)
 # link-executor.sh [--with FILE]... [--defsym NAME=VALUE]... [--] HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]
+# link-executor.sh --object [--with FILE]... [--] - SRC OUT.o - - - [ASFLAG...]
 #
 # Links one executor: the routine SRC (and every --with FILE, .S or .c), built with the
 # ASFLAGs as the kernel and bare-metal libraries build them (no PIC/PIE, medany: `la` is
@@ -18,6 +19,9 @@
 # Makefile exports them; `make link-env` prints them for the tool). Run from the
 # repository root.
 #
+# --object: only build SRC (and the --with files) into the one relocatable object the
+# link would use, at OUT.o: the tool reads its symbols (which names share an address).
+#
 # Exit 2: a build step failed (its own messages shown). Exit 3: the file built but cannot
 # be linked as this routine (a missing or data symbol, undefined references); the one
 # line on stderr says why (without the file name, which may hold anything), for the tool
@@ -34,8 +38,13 @@ usage() {
 }
 withs=()
 defsyms=()
+object_only=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--object)
+		object_only=1
+		shift
+		;;
 	--with)
 		[ $# -ge 2 ] || usage
 		withs+=("$2")
@@ -58,20 +67,22 @@ harness=$1 src=$2 out=$3 name=$4 symbol=$5 kind=$6
 shift 6
 set -f # the toolchain variables are split into words, never globbed
 
-case $kind in # the names of CF_KIND_NAMES in records.h (tests/test_records.py holds them equal)
-copy | clear | memcpy | memset | memmove | copy_from_user | copy_to_user) ;;
-*)
-	echo "$src: kind '$kind' is not copy, clear, memcpy, memset, memmove, copy_from_user or copy_to_user" >&2
-	exit 2
-	;;
-esac
-# The symbol is C code in harness/target.c (its declaration): an identifier only.
-case $symbol in
-'' | [0-9]* | *[!A-Za-z0-9_\$]*)
-	echo "$src: '$symbol' is not a symbol the harness can call (a C identifier)" >&2
-	exit 2
-	;;
-esac
+if [ -z "$object_only" ]; then
+	case $kind in # the names of CF_KIND_NAMES in records.h (tests/test_records.py holds them equal)
+	copy | clear | memcpy | memset | memmove | copy_from_user | copy_to_user) ;;
+	*)
+		echo "$src: kind '$kind' is not copy, clear, memcpy, memset, memmove, copy_from_user or copy_to_user" >&2
+		exit 2
+		;;
+	esac
+	# The symbol is C code in harness/target.c (its declaration): an identifier only.
+	case $symbol in
+	'' | [0-9]* | *[!A-Za-z0-9_\$]*)
+		echo "$src: '$symbol' is not a symbol the harness can call (a C identifier)" >&2
+		exit 2
+		;;
+	esac
+fi
 KIND=$(printf '%s' "$kind" | tr '[:lower:]' '[:upper:]')
 # The name becomes a C string literal: every character that would need escaping is '_'.
 cname=$(printf '%s' "$name" | tr -c 'A-Za-z0-9_./:+@,=-' '_')
@@ -110,6 +121,11 @@ else
 		parts+=("$tmp/with$i.o")
 	done
 	$CF_LINK_CC $CF_LINK_ARCH_FLAGS -nostdlib -r -Wl,--no-relax -o "$obj" "${parts[@]}"
+fi
+
+if [ -n "$object_only" ]; then
+	mv "$obj" "$out"
+	exit 0
 fi
 
 # Every executable section is the routine's code: .fixup into cf_target_fixup, the rest

@@ -85,12 +85,18 @@ def test_each_exception_table_layout_is_told_and_followed(define: str | None, la
 
 
 def test_the_architecture_comes_from_the_path_or_arch(tmp_path: Path) -> None:
-    """Outside an arch/arm64/ directory a file is RISC-V unless --arch says otherwise:
-    built as RISC-V it does not assemble, and the error names RISC-V's compat tree."""
+    """Outside an arch/arm64/ directory the file's instructions say arm64 (and it is said);
+    --arch riscv builds it as RISC-V, where it does not assemble, and the error names
+    RISC-V's compat tree and headers only."""
     copy = tmp_path / "regs.S"
     shutil.copy(REGS, copy)
-    wrong = run_cli("check", str(copy), "--symbol", "fixture_copy:copy_to_user", "--max-len", "4")
-    assert wrong.returncode == 2 and "harness/compat/riscv/include" in wrong.stderr, wrong.stderr
+    inferred = run_cli("check", str(copy), "--symbol", "fixture_copy:copy_to_user", "--max-len", "4")
+    assert inferred.returncode == 0, inferred.stderr
+    assert "copyfuzz: fixture_copy: arch arm64 from its instructions" in inferred.stderr
+    wrong = run_cli("check", str(copy), "--symbol", "fixture_copy:copy_to_user", "--max-len", "4", "--arch", "riscv")
+    assert wrong.returncode == 2 and "does not build for riscv" in wrong.stderr, wrong.stderr
+    first = wrong.stderr.splitlines()[0]
+    assert "harness/compat/riscv/include" in first and "<asm/asm.h>" in first and "asm-uaccess" not in first
     right = _check(path=copy)
     assert right.returncode == 0, right.stderr
 

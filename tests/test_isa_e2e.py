@@ -118,7 +118,7 @@ def test_vlen_reaches_qemu(vlen: int) -> None:
 
 @pytest.mark.e2e
 def test_audit_lists_an_undecodable_vector_store_without_entry() -> None:
-    proc = run_cli("audit", f"{FIX}/vec_copy_noextable.S", "--symbol", "cf_vec_copy_to_user", "--isa", "rv64gcv",
+    proc = run_cli("audit", f"{FIX}/vec_copy_noextable.S", "--symbol", "cf_vec_copy_to_user:copy", "--isa", "rv64gcv",
                    "--json")
     assert proc.returncode == 1, proc.stderr
     a = json.loads(proc.stdout)["routines"][0]

@@ -72,13 +72,13 @@ def test_code_and_fixups_in_other_sections_are_the_routines(tmp_path: Path) -> N
     entries point across them, every fault resumes at the fixup (a clean sweep with
     faults), and the audit and the coverage see all of the code."""
     src = f"{OUT}/noinstr_copy.S"
-    rc, data, err = _check(tmp_path, src, "--symbol", "cf_noinstr_copy_to_user")
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_noinstr_copy_to_user:copy")
     assert rc == 0, err
     r = _routine(data)
     assert r["findings"] == {}
     audit = r["audit"]
     assert isinstance(audit, dict) and audit["summary"]["covered"] == 2 and audit["summary"]["uncovered"] == 0
-    cov = run_cli("cov", src, "--symbol", "cf_noinstr_copy_to_user", "--max-len", "8", "--json")
+    cov = run_cli("cov", src, "--symbol", "cf_noinstr_copy_to_user:copy", "--max-len", "8", "--json")
     assert cov.returncode == 0, cov.stderr
     rep = json.loads(cov.stdout)
     where = {row["where"].split("+")[0] for row in rep["listing"]}

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from . import checkfile, paths, targets
+from . import checkfile, infer, paths, targets
 from .errors import CopyfuzzError
 
 if TYPE_CHECKING:
@@ -131,8 +131,43 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
              on_status={3: lambda out: checkfile.explain_link_failure(out, r)})
     except CopyfuzzError as e:
         if e.details:  # the recipe's own output: the file did not build
-            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch) from e
+            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root) from e
         raise
+
+
+def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
+    """Do both names label code of one body in the routine's file: the same address, or
+    ranges (their ELF sizes) that overlap, as ENTRY(a) ENTRY(b) with padding between
+    gives? Read from the object the one link recipe builds with the routine's flags.
+    False when either is not defined there; a file that does not build fails here as
+    the link would."""
+    from elftools.elf.elffile import ELFFile  # on use: the CLI imports this module
+    from elftools.elf.sections import SymbolTableSection
+
+    assert r.external_elf is not None
+    env = link_env(root, r.xlen, r.arch)
+    out = root / f"{r.external_elf}.{os.getpid()}.symbols.o"
+    try:
+        _run(root, ["bash", "harness/link-executor.sh", "--object", *r.link_args, "--", "-", str(r.path),
+                    str(out), "-", "-", "-", *r.asflags], f"harness/link-executor.sh --object {r.path.name}", env)
+    except CopyfuzzError as e:
+        if e.details:
+            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root) from e
+        raise
+    spans: dict[str, list[tuple[int, int, int]]] = {}  # name -> (section, start, end)
+    try:
+        with out.open("rb") as f:
+            for section in ELFFile(f).iter_sections():
+                if isinstance(section, SymbolTableSection):
+                    for sym in section.iter_symbols():
+                        if sym.name in names and isinstance(sym["st_shndx"], int):
+                            start = sym["st_value"]
+                            spans.setdefault(sym.name, []).append(
+                                (sym["st_shndx"], start, start + max(sym["st_size"], 1)))
+    finally:
+        out.unlink(missing_ok=True)
+    return any(s1 == s2 and a1 < b2 and a2 < b1
+               for s1, a1, b1 in spans.get(names[0], []) for s2, a2, b2 in spans.get(names[1], []))
 
 
 def build_routines(root: Path, routines: "list[Routine]") -> None:
@@ -147,6 +182,7 @@ def build_routines(root: Path, routines: "list[Routine]") -> None:
             if key not in envs:
                 envs[key] = link_env(root, r.xlen, r.arch)
             link_external(root, r, envs[key])
+            infer.say(r.symbol, r.arch_reason, r.kind_reason)
         else:
             by_target.setdefault(key, []).append(r.elf)
     for (arch, xlen), elfs in by_target.items():

@@ -4,8 +4,8 @@
 compat include tree of its architecture (harness/compat/<arch>/include), which stands
 in for the kernel's headers, with CONFIG_* switches off unless given with -D (those a
 kernel of the architecture and width always has are on: generated/autoconf.h there).
-The architecture is --arch, else the name after an `arch` component of the file's path
-(linux/arch/arm64/lib/copy_to_user.S), else riscv. `-I DIR`, `--with FILE`
+The architecture is --arch, else what infer.arch_of works out (the file's path, its
+instructions) and says; the kind is :KIND, else what its name says (infer.py). `-I DIR`, `--with FILE`
 and `--defsym NAME=VALUE` (FileBuild) build files that need more than themselves.
 """
 
@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import infer, paths, records, targets
 from . import isa as isas
-from . import paths, records, targets
 from .errors import CopyfuzzError
 from .routines import Routine
 
@@ -45,18 +45,6 @@ _NUMBER = r"(?:0[xX][0-9a-fA-F]+|\d+)"
 _SYMBOL = r"[A-Za-z_.$][\w.$]*"
 _DEFSYM = re.compile(rf"{_SYMBOL}=(?:{_SYMBOL}|{_NUMBER})(?:[+-]{_NUMBER})?")
 WITH_SUFFIXES = (".S", ".s", ".c")
-
-
-def guess_kind(symbol: str) -> str:
-    """clear_user-like names are clear, memset-, memmove- and memcpy-like ones those
-    kinds, the rest copy."""
-    low = symbol.lower()
-    for kind in ("memset", "memmove", "memcpy"):
-        if kind in low:
-            return kind
-    if "clear" in low:
-        return "clear"
-    return "copy"
 
 
 # BSD kernels (FreeBSD, OpenBSD) handle a fault in copyin/copyout with no exception table:
@@ -92,7 +80,10 @@ def no_extable_message(path: Path, symbol: str, kind: str) -> str | None:
 def no_extable_hint(symbol: str, kind: str) -> str:
     """What to try when a copy or clear routine has no exception table: the kinds without
     fixups whose arguments are the same as this kind's (never memcpy for a memset)."""
-    guessed = guess_kind(symbol)
+    try:
+        guessed = infer.kind_from_name(symbol).value
+    except CopyfuzzError:
+        guessed = ""
     if guessed in records.RETURNS_DST:
         return f"Wrong kind? By its name it is a {guessed}: --symbol {symbol}:{guessed}"
     fits = [k for k in records.RETURNS_DST if records.KIND_ARGS[k] == records.KIND_ARGS[kind]]
@@ -103,12 +94,13 @@ def no_extable_hint(symbol: str, kind: str) -> str:
 
 
 def parse_symbol(text: str, default_kind: str | None) -> tuple[str, str]:
-    """'SYM' or 'SYM:KIND' -> (symbol, kind)."""
+    """'SYM' or 'SYM:KIND' -> (symbol, kind): the kind given, or '' for one to work out
+    (selection.file_routine)."""
     symbol, _, kind = text.partition(":")
-    kind = kind or default_kind or guess_kind(symbol)
     if not re.fullmatch(r"[A-Za-z_.$][\w.$]*", symbol):
         raise CopyfuzzError(f"--symbol {text!r}: not a symbol name")
-    if kind not in records.KINDS:
+    kind = kind or default_kind or ""
+    if kind and kind not in records.KINDS:
         raise CopyfuzzError(f"--symbol {text!r}: kind must be one of {', '.join(records.KINDS)}")
     return symbol, kind
 
@@ -165,23 +157,34 @@ class FileBuild:
 
 
 def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: int,
-                     build: FileBuild, profile: str, isa: isas.Isa | None = None) -> Routine:
+                     build: FileBuild, profile: str, isa: isas.Isa | None = None, kind_reason: str = "",
+                     arch_of_file: infer.Inferred | None = None) -> Routine:
+    """The routine SYMBOL of a file from outside the tree. kind_reason says why it is of
+    its kind when the command line did not; the architecture is --arch, else arch_of_file
+    (a caller that worked it out already), else infer.arch_of's."""
     if path.suffix not in (".S", ".s"):
         raise CopyfuzzError(f"{path}: expected an assembly source (.S)")
     if not path.is_file():
         raise CopyfuzzError(f"{path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
-    arch = build.arch or arch_of(path)
+    src = path.resolve()
+    try:
+        text = src.read_text(errors="replace")
+    except OSError as e:
+        raise CopyfuzzError(f"{path}: cannot read ({e.strerror})") from None
+    onfault = onfault_reference(text)
+    if onfault:
+        raise CopyfuzzError(f"{path}: {symbol}: the file uses {onfault}: {BSD_UNSUPPORTED}")
+    if build.arch:
+        arch, arch_reason = build.arch, ""
+    elif isa is not None and infer.arch_from_path(path) is None:
+        arch, arch_reason = "riscv", "arch riscv: --isa names RISC-V extensions"
+    else:
+        inferred = arch_of_file or infer.arch_of(path, infer.with_local_includes(path, text))
+        arch, arch_reason = inferred.value, inferred.reason
     xlen = targets.get(arch).width(xlen)
     if isa is not None and arch != "riscv":
         raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {path} is built for {arch}")
     build.check(xlen, arch)
-    src = path.resolve()
-    try:
-        onfault = onfault_reference(src.read_text(errors="replace"))
-    except OSError as e:
-        raise CopyfuzzError(f"{path}: cannot read ({e.strerror})") from None
-    if onfault:
-        raise CopyfuzzError(f"{path}: {symbol}: the file uses {onfault}: {BSD_UNSUPPORTED}")
     flags = [f"-D{d}" for d in build.defines] + (["-DCF_ALTERNATIVE"] if build.alternative else [])
     if isa is not None and isa.is_default:
         isa = None
@@ -215,17 +218,7 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
                    about=f"{path} ({' '.join(build.words) or 'no -D'})", xlen=xlen,
                    external_elf=elf, asflags=asflags, link_args=tuple(link_args), build_flags=build.words,
-                   isa=isa, arch=arch)
-
-
-def arch_of(path: Path) -> str:
-    """The architecture of a kernel-style file: the name after the last `arch` component
-    of its path that names one copyfuzz builds for, else riscv."""
-    parts = path.resolve().parts
-    for i in range(len(parts) - 2, -1, -1):
-        if parts[i] == "arch" and parts[i + 1] in targets.ARCHES:
-            return parts[i + 1]
-    return targets.DEFAULT.name
+                   isa=isa, arch=arch, kind_reason=kind_reason, arch_reason=arch_reason)
 
 
 def conditional_hint(symbol: str, sources: list[Path]) -> str:
@@ -289,11 +282,20 @@ def c_reached_assembler(details: str, path: Path) -> str:
             f"is chosen by a switch{switch}")
 
 
-def explain_build_failure(e: CopyfuzzError, path: Path, arch: str = "riscv") -> CopyfuzzError:
-    """An assembler error, with where the kernel's includes come from."""
+def compat_headers(root: Path, arch: str) -> list[str]:
+    """The kernel headers the compat tree of arch has, as a file includes them."""
+    tree = root / compat_include(arch)
+    return sorted(f"<{h.relative_to(tree)}>" for d in ("linux", "asm") for h in (tree / d).glob("*.h"))
+
+
+def explain_build_failure(e: CopyfuzzError, path: Path, arch: str, root: Path) -> CopyfuzzError:
+    """An assembler error, with where the kernel's includes come from (the headers of the
+    architecture it was built for, and why it was built for that one)."""
+    headers = compat_headers(root, arch)
+    shown = ", ".join(headers[:4] + (["..."] if len(headers) > 4 else []))
     return CopyfuzzError(
-        f"{path} does not build (the assembler's messages follow). Kernel includes "
-        f"(<linux/linkage.h>, <asm/asm.h>, <asm/asm-extable.h>, ...) resolve to copyfuzz's "
+        f"{path} does not build for {arch} (the assembler's messages follow). Kernel includes "
+        f"({shown}) resolve to copyfuzz's "
         f"compat tree {compat_include(arch)}; CONFIG_* switches are off unless given with -D; headers of "
         f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}"
         + isa_hint(e.details or ""),

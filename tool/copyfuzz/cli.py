@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, TextIO
 
-from . import records, targets
+from . import infer, records, targets
 from .errors import CopyfuzzError, os_error_message
 from .selection import settle_isa
 
@@ -282,7 +282,8 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--symbol", action="append", required=required, metavar="SYM[:KIND]",
                    help="routine entry to check, repeatable (KIND: " + ", ".join(records.KINDS) + ")")
     p.add_argument("--kind", choices=records.KINDS,
-                   help="kind of symbols given without one (default: guessed from the name)")
+                   help="kind of symbols given without one (default: what the name says, said on stderr; "
+                        "a name that says none is refused)")
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",
                    help="define a kernel config switch or macro (CONFIG_* are off otherwise)")
     p.add_argument("--alternative", action="store_true",
@@ -295,7 +296,7 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="define a symbol the file references but nothing defines, repeatable")
     p.add_argument("--arch", choices=tuple(targets.ARCHES),
                    help="the file's architecture (default: the name after an arch/ component of its path, "
-                        "e.g. linux/arch/arm64/lib/..., else riscv)")
+                        "e.g. linux/arch/arm64/lib/..., else what its instructions say; said on stderr)")
 
 
 def _isa_options(p: argparse.ArgumentParser) -> None:
@@ -436,9 +437,11 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)
         run: Callable[[Path, argparse.Namespace], int] = getattr(module, f"run_{args.command}")
         status = run(root, args)
+        infer.flush()  # what the command worked out and did not say yet
         sys.stdout.flush()  # here, not at exit: a full disk is an error like any other
         return status
     except CopyfuzzError as e:
+        infer.drop()  # an error is one line
         _report_error(str(e), e.details, e.exit_code == 2 and _json_requested(parser, words, args), named)
         return e.exit_code
     except KeyboardInterrupt:

@@ -16,9 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import regressions
+from . import infer, regressions
 from . import spec as specs
-from .checkfile import guess_kind
 from .cmd_repro import spec_argument
 from .errors import CopyfuzzError
 from .kernel import build as kbuild
@@ -69,7 +68,12 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
                             "build does not see (the kernel's own headers, configuration and RV64 decide): its "
                             "syscalls would not run the code that was checked")
     path, symbol = name.rsplit(":", 1)
-    kind = args.kind or guess_kind(symbol)
+    kind, why, refused = args.kind, "", None
+    if not kind:
+        try:
+            kind, why = confirm_kind(path, symbol)
+        except CopyfuzzError as e:  # said after the checks of the file and the symbol
+            kind, refused = "copy", e
     case = specs.parse_fields(name, kind, rest)
     mapping = confirm.map_case(kind, case.n, case.src_off, case.src_fault, case.dst_off, case.dst_fault)
     located = confirm.tree_path(path)
@@ -92,7 +96,10 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
     content = inputs.read_limited(Path(path), "confirm:")
     if not re.search(rb"(?<![\w.$])" + re.escape(symbol.encode()) + rb"(?![\w.$])", content):
         raise CopyfuzzError(f"confirm: {path} never names {symbol}")
+    if refused is not None:
+        raise refused
     inputs.check(root, args)
+    infer.say(symbol, why)
     kbuild.ensure_packages(root)
     probe = inputs.request(root, args)
     if not inputs.file_of_tree(probe.source.root, rel):
@@ -147,3 +154,18 @@ def call_lines(results: list[dict[str, Any]], vm: Result, out: report.Report, in
             lines.append(f"{indent}not reproduced at the syscall level: {res['case']}: "
                          f"{report.observation(res['observed'])}")
     return lines
+
+
+def confirm_kind(path: str, symbol: str) -> tuple[str, str]:
+    """The kind of a spec given without --kind: its name's (infer.py), said on stderr; a
+    user-direction name whose file names the other direction too is run by check as one
+    routine of both (kind copy), and so is taken here."""
+    inferred = infer.kind_from_name(symbol)
+    kind, why = inferred.value, inferred.reason
+    other = infer.other_direction(symbol, kind)
+    if other:
+        text = inputs.read_limited(Path(path), "confirm:")
+        if re.search(rb"(?<![\w.$])" + re.escape(other.encode()) + rb"(?![\w.$])", text):
+            kind, why = "copy", (f"kind copy: the file names {symbol} and {other}, which check runs as one routine "
+                                 f"of both directions (either side may fault); give --kind to choose")
+    return kind, why

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, files, known, records
+from . import build, files, infer, known, records
 from .audit import audit_routine
 from .campaign import Campaign, regression_specs, report, seed_corpus
 from .errors import CopyfuzzError
@@ -91,6 +91,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
             where = "" if args.engine == "hypothesis" else f", corpus {corpus_dir} ({c.corpus_size} inputs)"
             print(f"fuzzing {routine.name} (profile {profile}) with {args.engine} for {args.time} s, seed {seed}"
                   f"{where}", file=sys.stderr)
+        infer.flush()
         c.start_clock()
         started = c.started
         deadline = started + args.time

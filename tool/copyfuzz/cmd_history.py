@@ -35,15 +35,15 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from . import __version__, build, files, history, paths, plan, records, targets
-from .checkfile import arch_of, external_routine, parse_symbol
+from . import __version__, build, files, history, infer, paths, plan, records, targets
+from .checkfile import parse_symbol
 from .cmd_check import build_file_routines
 from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
 from .errors import CopyfuzzError
 from .findings import FindingsLog
 from .history import Change, Repo
 from .routines import Routine
-from .selection import file_build, parsed_isa
+from .selection import file_build, file_routine, parsed_isa
 from .ui import emit, plural, stdout_console
 
 AUDIT = "audit"  # the static audit's problems, counted like a class
@@ -61,6 +61,7 @@ class Row:
     reproducers: dict[str, str] = field(default_factory=dict)
     cases: int = 0
     cached: bool = False
+    kinds: dict[str, str] = field(default_factory=dict)  # symbol -> the kind it ran as
     appeared: list[str] = field(default_factory=list)
     disappeared: list[str] = field(default_factory=list)
 
@@ -72,7 +73,7 @@ class Row:
             "commit": self.change.commit, "date": self.change.date, "subject": self.change.subject,
             "path": self.change.path, "status": self.change.status, "builds": self.builds,
             "findings": self.findings, "reproducers": self.reproducers, "notes": self.notes,
-            "cases": self.cases, "cached": self.cached, "appeared": self.appeared,
+            "cases": self.cases, "cached": self.cached, "kinds": self.kinds, "appeared": self.appeared,
             "disappeared": self.disappeared,
         }
         if not self.builds:
@@ -96,19 +97,32 @@ class Checker:
         self.root, self.args, self.repo, self.path, self.progress = root, args, repo, path, progress
         self.symbols = [parse_symbol(s, args.kind) for s in args.symbol]
         self.build = file_build(args)
-        # The versions are built from copies elsewhere: the architecture comes from the
-        # file's path in the repository (or --arch), once.
-        arch = self.build.arch or arch_of(Path(path))
-        self.build = dataclasses.replace(self.build, arch=arch)
-        xlen = targets.get(arch).width(args.xlen)
-        self.build.check(xlen, arch)
         self.isa = parsed_isa(args)
         self.cache = history.Cache(Path(args.cache) if args.cache else history.default_cache_dir())
         self.checked = 0
         self.from_cache = 0
-        build.link_env(root, xlen, arch)  # the toolchain is there, and harness.o built
+        self.said: set[tuple[str, str]] = set()  # (symbol, why) said on stderr
+        self.options: dict[str, object] = {}
+        # The versions are built from copies elsewhere: the architecture comes from --arch,
+        # the file's path in the repository, else the newest version's instructions (the
+        # first version checked, when the newest has no such file), once.
+        by_path = self.build.arch or infer.arch_from_path(Path(path), resolve=False)
+        text = "" if by_path else newest_text(args, repo, path)
+        if self.build.arch:
+            self._settle(self.build.arch, "")
+        elif by_path or text:
+            inferred = infer.arch_of(Path(path), text, resolve=False)
+            self._settle(inferred.value, inferred.reason)
+
+    def _settle(self, arch: str, why: str) -> None:
+        """The architecture is known: the build options, the toolchain and QEMU checked."""
+        self.build = dataclasses.replace(self.build, arch=arch)
+        xlen = targets.get(arch).width(self.args.xlen)
+        self.build.check(xlen, arch)
+        build.link_env(self.root, xlen, arch)  # the toolchain is there, and harness.o built
         build.check_runner(xlen, arch)  # and QEMU: a build row never fails for want of a tool
-        plan.load(root)  # libcfref.so built
+        infer.say(self.path, why)
+        plan.load(self.root)  # libcfref.so built
         self.options = self._options()
 
     def _options(self) -> dict[str, object]:
@@ -120,7 +134,7 @@ class Checker:
         if a.memcheck:
             tool.append(history.file_digest(paths.plugin(self.root)))
         return {
-            "version": __version__, "tool": tool, "symbols": self.symbols, "xlen": a.xlen,
+            "version": __version__, "tool": tool, "symbols": self.symbols, "arch": self.build.arch, "xlen": a.xlen,
             "profile": a.profile, "defines": list(self.build.defines), "alternative": self.build.alternative,
             "includes": [[str(Path(i).resolve()), history.tree_digest(Path(i))] for i in self.build.includes],
             "withs": [[str(Path(w).resolve()), history.file_digest(Path(w))] for w in self.build.withs],
@@ -137,6 +151,10 @@ class Checker:
         sources = self.repo.sources(change.commit, change.path)
         if change.path not in sources:
             raise CopyfuzzError(f"{self.repo.path}: {change.path} is not a file at {change.short}")
+        if not self.options:  # the newest version had no such file: this version's instructions say
+            text = "\n".join(self.repo.read(b).decode(errors="replace") for b in sources.values())
+            inferred = infer.arch_of(Path(change.path), text, resolve=False)
+            self._settle(inferred.value, inferred.reason)
         key = history.version_key(sources, change.path, self.options)
         cached = self.cache.get(key)
         if cached is not None:
@@ -156,6 +174,7 @@ class Checker:
         row.findings = dict(result.get("findings", {}))  # type: ignore[call-overload]
         row.notes = dict(result.get("notes", {}))  # type: ignore[call-overload]
         row.cases = int(result.get("cases", 0))  # type: ignore[call-overload]
+        row.kinds = dict(result.get("kinds", {}))  # type: ignore[call-overload]
         # Specs are cached without the file's path (a rename keeps the key): named here.
         tails: dict[str, list[str]] = dict(result.get("reproducers", {}))  # type: ignore[call-overload]
         # The audit's is no case but the first problem: where it is in the routine, and what.
@@ -182,13 +201,18 @@ class Checker:
             finally:
                 log.close()
                 self._drop_sweep_tasks()
-            return _summarise(results)
+            return {**_summarise(results), "kinds": {r.symbol: r.kind for r in routines}}
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def _routine(self, tmp: Path, path: str, symbol: str, kind: str) -> Routine:
-        r = external_routine(self.root, tmp / "src" / path, symbol, kind, xlen=self.args.xlen, build=self.build,
-                             profile=self.args.profile, isa=self.isa)
+        """The symbol of this version; a kind worked out is worked out for this version
+        (both directions in one body: copy), and said once per reason."""
+        r = file_routine(self.root, tmp / "src" / path, symbol, kind, xlen=self.args.xlen, build=self.build,
+                         profile=self.args.profile, isa=self.isa)
+        if r.kind_reason and (symbol, r.kind_reason) not in self.said:
+            self.said.add((symbol, r.kind_reason))
+            infer.say(symbol, r.kind_reason)
         # Named by the file's path in the repository (messages, specs); built in the private
         # directory, removed with it.
         return dataclasses.replace(r, name=f"{path}:{symbol}", external_elf=str(tmp / "exe" / f"{symbol}.elf"))
@@ -273,11 +297,28 @@ def check_history_args(args: argparse.Namespace) -> str:
     return norm
 
 
+def newest_text(args: argparse.Namespace, repo: Repo, path: str) -> str:
+    """The newest version looked at (--until, --bad, or --good with --fixed) of the file
+    and what it includes with quotes (a template holds the body): its instructions say
+    the architecture when its path does not. "" when the file is not there."""
+    if args.bisect is not None:
+        flag, rev = ("--good", args.good) if args.fixed else ("--bad", args.bad)
+    else:
+        flag, rev = "--until", args.until or "HEAD"
+    commit = repo.commit(rev, flag)
+    at = repo.path_at(commit, path)
+    if repo.blob(commit, at) is None:
+        return ""
+    return "\n".join(repo.read(b).decode(errors="replace") for b in repo.sources(commit, at).values())
+
+
 def run_history(root: Path, args: argparse.Namespace) -> int:
     path = check_history_args(args)
-    for s in args.symbol:
-        parse_symbol(s, args.kind)  # a bad symbol before any git or build work
+    symbols = [parse_symbol(s, args.kind) for s in args.symbol]  # a bad symbol before any git or build work
     repo = Repo(args.repo)
+    for symbol, kind in symbols:
+        if not kind:
+            infer.kind_from_name(symbol)  # one whose name says no kind (each version works it out)
     show = not args.json and sys.stderr.isatty()
     with _maybe_progress(show) as progress:
         checker = Checker(root, args, repo, path, progress)
@@ -328,7 +369,7 @@ def _history(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) 
     _mark(rows, known_before=baseline is None and changes[0].status.startswith("A"))
     newest = next((r for r in reversed(rows) if not r.change.deleted), None)
     if args.json:
-        print(json.dumps({"file": path, "repo": args.repo, "symbols": [f"{s}:{k}" for s, k in checker.symbols],
+        print(json.dumps({"file": path, "repo": args.repo, "symbols": _symbols(checker, rows, "{s}:{k}", "|"),
                           "since": since, "until": until, "max_len": args.max_len, "xlen": args.xlen,
                           "profile": args.profile, "commits": [r.to_json() for r in rows],
                           "checked": checker.checked, "cached": checker.from_cache}, indent=2))
@@ -354,9 +395,19 @@ def _classes_rows(row: Row) -> list[tuple[str, str, str]]:
     return out
 
 
+def _symbols(checker: Checker, rows: list[Row], shape: str, sep: str) -> list[str]:
+    """Each symbol with the kinds it ran as over the versions (a kind from the name can be
+    copy in a version whose two directions are one body)."""
+    out = []
+    for s, k in checker.symbols:
+        ran = sorted({r.kinds[s] for r in rows if s in r.kinds}) or [k or infer.kind_from_name(s).value]
+        out.append(shape.format(s=s, k=sep.join(ran)))
+    return out
+
+
 def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: list[Row], baseline: bool) -> None:
     console = stdout_console()
-    symbols = ", ".join(f"{s} ({k})" for s, k in checker.symbols)
+    symbols = ", ".join(_symbols(checker, rows, "{s} ({k})", " or "))
     title = (f"history: {path} in {args.repo}, {symbols}, max-len {args.max_len}, profile {args.profile}"
              f"{', RV32' if args.xlen == 32 else ''}")
     table = Table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import build, executor, files, known, plan, records, signals, targets
+from . import build, executor, files, infer, known, plan, records, signals, targets
 from .audit import Audit, audit_routine
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
@@ -137,6 +137,8 @@ class RoutineSweep:
             "deaths": self.deaths or None,
             "ended_by": {c: {k: v for k, v in e.items() if k != "code"} for c, e in self.ended.items()} or None,
             "arch": self.routine.arch,
+            # what the command line did not say and copyfuzz worked out (infer.py), with why
+            "inferred": {"kind": self.routine.kind_reason or None, "arch": self.routine.arch_reason or None},
             "xlen": self.routine.xlen,
             "isa": self.routine.isa.march if self.routine.isa else None,
             "qemu_cpu": self.routine.qemu_cpu or None,
@@ -283,6 +285,7 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     build_plugin_if_needed(root, args, chosen)
     cfref = plan.load(root)
     build.check_runners(chosen)
+    infer.flush()  # what was worked out about a file's routines, before the work
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
     results = [_sweep_one(root, args, routine, seed, log, progress, cfref) for routine in chosen]
     for r in results:

@@ -55,6 +55,10 @@ class Routine:
     declared_isa: isas.Isa | None = None  # a bundled routine's ` * copyfuzz: isa=` line
     max_len: int = 0  # its max-len= line: the default sweep's longest n (0: the sweep's default)
     arch: str = "riscv"  # targets.py: arch/<arch>/ of a bundled routine, --arch of a file
+    # A file's routine whose kind or architecture the command line did not give: why it
+    # is what it is (infer.py), said with the results. "" when given.
+    kind_reason: str = ""
+    arch_reason: str = ""
 
     @property
     def qemu_cpu(self) -> str:

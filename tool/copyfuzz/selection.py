@@ -6,9 +6,11 @@ import argparse
 import dataclasses
 import shlex
 from pathlib import Path
+from typing import Any
 
+from . import build as buildstep
+from . import infer, paths, targets
 from . import isa as isas
-from . import paths, targets
 from .checkfile import FileBuild, check_defines, external_routine, parse_symbol
 from .errors import CopyfuzzError
 from .routines import Routine, discover, select
@@ -65,9 +67,30 @@ def file_routines(root: Path, path: str, args: argparse.Namespace, profile: str)
     out = []
     for text in args.symbol:
         symbol, kind = parse_symbol(text, args.kind)
-        out.append(external_routine(root, Path(path), symbol, kind, xlen=args.xlen, build=build, profile=profile,
-                                    isa=parsed_isa(args)))
+        out.append(file_routine(root, Path(path), symbol, kind, xlen=args.xlen, build=build, profile=profile,
+                                isa=parsed_isa(args)))
     return out
+
+
+def file_routine(root: Path, path: Path, symbol: str, kind: str, **how: Any) -> Routine:
+    """A file's routine (checkfile.external_routine, how: its keywords), its kind given or
+    worked out (infer.py): what its name says, or copy when its other direction labels
+    the same code (the object's symbols). A name that says none is refused, after the
+    errors a link would give first (no such symbol, a file that does not build)."""
+    if kind:
+        return external_routine(root, path, symbol, kind, **how)
+    try:
+        inferred = infer.kind_from_name(symbol)
+    except CopyfuzzError:
+        trial = external_routine(root, path, symbol, "copy", **how)
+        buildstep.link_external(root, trial, buildstep.link_env(root, trial.xlen, trial.arch))
+        raise
+    r = external_routine(root, path, symbol, inferred.value, kind_reason=inferred.reason, **how)
+    other = infer.other_direction(symbol, inferred.value)
+    if other and buildstep.share_code(root, r, (symbol, other)):
+        return external_routine(root, path, symbol, "copy", kind_reason=infer.both_directions(symbol, other).reason,
+                                **how)
+    return r
 
 
 def parsed_isa(args: argparse.Namespace) -> isas.Isa | None:
