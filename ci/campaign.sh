@@ -20,7 +20,8 @@ usage: $PROG [options]
   --routines R[,R]        bundled routines or patterns (default: every non-mutant)
   --file F.S --symbol SYM[:KIND]
                           a kernel-style file instead; --symbol repeatable,
-                          -D NAME[=VALUE] and --alternative passed through
+                          -D NAME[=VALUE], --alternative and --arch ARCH passed
+                          through
   --corpus-cache DIR      corpora, one DIR/<routine stem> each, resumed if present
                           (default ARTIFACTS/corpus); an absent one starts from
                           CORPORA/<stem> when there is one

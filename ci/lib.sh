@@ -27,8 +27,8 @@ need_value() { # need_value OPTION "$@": the option's argument must be there
 }
 
 # file_option "$@": one of the options naming a kernel-style file's routines and its
-# build (--file F.S, --symbol SYM[:KIND], -D NAME[=VALUE], --alternative), taken into
-# file, symbols and build_opts. SHIFT: how many words it used (0: not one of these).
+# build (--file F.S, --symbol SYM[:KIND], -D NAME[=VALUE], --alternative, --arch ARCH),
+# taken into file, symbols and build_opts. SHIFT: how many words it used (0: not one of these).
 file_option() {
 	SHIFT=0
 	case $1 in
@@ -37,10 +37,11 @@ file_option() {
 	-D) need_value "$@"; build_opts+=(-D "$2"); SHIFT=2 ;;
 	-D?*) build_opts+=(-D "${1#-D}"); SHIFT=1 ;;
 	--alternative) build_opts+=(--alternative); SHIFT=1 ;;
+	--arch) need_value "$@"; build_opts+=(--arch "$2"); SHIFT=2 ;;
 	esac
 }
 
-# check_file_options: --file, --symbol, -D and --alternative make sense together and
+# check_file_options: --file, --symbol, -D, --alternative and --arch make sense together and
 # with --routines (die otherwise).
 check_file_options() {
 	if [ -n "$file" ]; then
@@ -48,7 +49,7 @@ check_file_options() {
 		[ ${#symbols[@]} -gt 0 ] || die "--file $file: say which routines with --symbol SYM[:KIND]"
 	else
 		[ ${#symbols[@]} -eq 0 ] || die "--symbol names a routine in --file F.S: give the file too"
-		[ ${#build_opts[@]} -eq 0 ] || die "-D and --alternative are for --file F.S"
+		[ ${#build_opts[@]} -eq 0 ] || die "-D, --alternative and --arch are for --file F.S"
 	fi
 }
 

@@ -17,7 +17,7 @@ usage: $PROG --corpus-cache DIR [--routines R[,R] | --file F.S --symbol SYM[:KIN
   --corpus-cache DIR      corpora, one DIR/<routine stem> each
   --routines R[,R]        only these routines (default: every corpus of a known routine)
   --file F.S --symbol SYM[:KIND]
-                          a kernel-style file's routines (-D, --alternative passed through)
+                          a kernel-style file's routines (-D, --alternative, --arch passed through)
 exit status: 0 done, 2 bad input or a tool error
 EOF
 }

@@ -1,7 +1,7 @@
 """What the CI scripts run on, as the copyfuzz tool names it (one place for names and stems).
 
     routines.py routines [--all] [PATTERN...]      bundled routines (default: the non-mutants)
-    routines.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative]
+    routines.py file F.S --symbol SYM[:KIND]... [-D NAME[=VALUE]]... [--alternative] [--arch ARCH]
     --build                                       also build their executors and the fuzz targets
     routines.py paths                              the host build: plugin, libFuzzer and AFL++ targets
     routines.py known FILE                         check a baseline of known findings (--known)
@@ -28,7 +28,7 @@ import json
 import sys
 from pathlib import Path
 
-from copyfuzz import build, known, paths
+from copyfuzz import build, infer, known, paths, targets
 from copyfuzz.cli import repo_root
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.routines import Routine, discover, select
@@ -49,6 +49,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     fs.add_argument("--symbol", action="append", required=True)
     fs.add_argument("-D", dest="define", action="append")
     fs.add_argument("--alternative", action="store_true")
+    fs.add_argument("--arch", choices=tuple(targets.ARCHES))
     fs.add_argument("--build", action="store_true")
     sub.add_parser("paths")
     kn = sub.add_parser("known")
@@ -78,7 +79,7 @@ def resolve(args: argparse.Namespace) -> list[Routine]:
     if args.what == "file":
         # The same construction as `copyfuzz fuzz --file`, so names and stems agree with it.
         ns = argparse.Namespace(symbol=args.symbol, kind=None, define=args.define,
-                                alternative=args.alternative, xlen=64)
+                                alternative=args.alternative, arch=args.arch, xlen=64)
         return file_routines(ROOT, args.file, ns, "linux")
     routines = discover(ROOT)
     if args.patterns:  # in the order given, each once
@@ -107,6 +108,7 @@ def main(argv: list[str]) -> int:
         if args.build:
             build.build(ROOT, ["all", "fuzz-targets"])
             build.build_routines(ROOT, routines)
+        infer.flush()  # what was worked out about a file's routines (kind, architecture)
     except CopyfuzzError as e:
         print(f"copyfuzz: {e}", file=sys.stderr)
         if e.details:

@@ -27,6 +27,7 @@ static struct cf_arena src_arena, dst_arena;
 static uint8_t *dst_before; /* pristine copy of the dst window */
 static struct cf_call call;
 static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin */
+static int plugin_memcheck = 1; /* 0: --plugin-coverage-only (counts, no memory audit) */
 static struct cf_observe_shm *observe; /* --observe-fd: for an oracle elsewhere */
 static struct cf_control *control; /* --control-fd: which case is running, for the tool */
 static int cases_fd; /* --cases-fd: the seal key, then (serve) case records */
@@ -45,8 +46,8 @@ static __attribute__((noreturn)) void usage(const char *why)
 	       " [--timeout-ms T] [--bare] [--granule 16]\n"
 	       "       serve, sweep: [--cases-fd N] [--records-fd N] [--control-fd N]\n"
 	       "       serve: [--channel-fd N] (after the key on --cases-fd)\n"
-	       "       any mode: [--plugin-fd N] (under qemu -plugin cfplugin.so,fd=N) "
-	       "[--observe-fd N]\n");
+	       "       any mode: [--plugin-fd N [--plugin-coverage-only]] (under qemu -plugin "
+	       "cfplugin.so,fd=N) [--observe-fd N]\n");
 	cf_exit(2);
 }
 
@@ -404,8 +405,9 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	cf_oracle(c, &o, r);
 	if (observe)
 		publish(c, &o, dst);
-	if (plugin) {
+	if (plugin)
 		plugin->cases++;
+	if (plugin && plugin_memcheck) {
 		uint64_t viol = plugin->now.viol;
 		r->classes |= (viol & CF_VIOL_STORE_OOB ? CF_STORE_OUT_OF_BOUNDS : 0) |
 			      (viol & CF_VIOL_LOAD_OOB ? CF_LOAD_OUT_OF_BOUNDS : 0) |
@@ -682,6 +684,8 @@ int main(int argc, char **argv)
 			so.end = need_u64(o, v), i++;
 		else if (cf_streq(o, "--plugin-fd"))
 			plugin_fd = (int64_t)need_u64(o, v), i++;
+		else if (cf_streq(o, "--plugin-coverage-only"))
+			plugin_memcheck = 0;
 		else if (cf_streq(o, "--bare"))
 			bare = 1;
 		else if (cf_streq(o, "--granule") && v && cf_streq(v, "16"))

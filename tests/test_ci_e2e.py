@@ -261,8 +261,8 @@ def test_campaign_reports_a_run_that_fails_and_goes_on(tmp_path: Path) -> None:
     broken = tmp_path / "broken.S"
     broken.write_text(".globl f\nf:\n\tnot_an_instruction a0\n")
     art = tmp_path / "art"
-    proc = ci("campaign.sh", "--file", broken, "--symbol", "f:copy", "--engines", "libfuzzer,hypothesis",
-              "--time", budget(2), "--artifacts", art)
+    proc = ci("campaign.sh", "--file", broken, "--symbol", "f:copy", "--arch", "riscv", "--engines",
+              "libfuzzer,hypothesis", "--time", budget(2), "--artifacts", art)
     assert proc.returncode == 2, show(proc)
     cases = junit(art / "junit.xml")
     assert len(cases) == 2

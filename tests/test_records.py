@@ -218,5 +218,5 @@ def test_the_kind_names_are_one_list() -> None:
     (line,) = re.findall(r"^#define CF_KIND_NAMES((?:.*\\\n)*.*)$", header, re.M)
     assert tuple(re.findall(r'"([^"]+)"', line)) == records.KINDS
     script = (ROOT / "harness" / "link-executor.sh").read_text()
-    (accepted,) = re.findall(r"^(copy \| .*)\) ;;", script, re.M)
+    (accepted,) = re.findall(r"^\s*(copy \| .*)\) ;;", script, re.M)
     assert tuple(accepted.split(" | ")) == records.KINDS

@@ -142,3 +142,30 @@ def routine_symbolizer(root: Path, routine: "Routine", info: dict[str, str]) -> 
 
 def where(sym: Symbolizer | None, addr: int) -> str:
     return sym.describe(addr) if sym else f"{addr:#x}"
+
+
+def source_lines(path: Path) -> dict[int, str]:
+    """`file:line` of each address the ELF's DWARF line table names (the routine is
+    assembled with -g), {} when it has none or cannot be read."""
+    out: dict[int, str] = {}
+    try:
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            if not elf.has_dwarf_info():
+                return out
+            dwarf = elf.get_dwarf_info()
+            for cu in dwarf.iter_CUs():
+                program = dwarf.line_program_for_CU(cu)
+                if program is None:
+                    continue
+                names = program["file_entry"]
+                base = 1 if program.header["version"] < 5 else 0
+                for entry in program.get_entries():
+                    st = entry.state
+                    if st is None or st.end_sequence or not 0 <= st.file - base < len(names):
+                        continue
+                    name = names[st.file - base].name
+                    out.setdefault(st.address, f"{Path(name.decode(errors='replace')).name}:{st.line}")
+    except (OSError, ELFError, ValueError, KeyError, IndexError):
+        return {}
+    return out

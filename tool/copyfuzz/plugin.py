@@ -73,7 +73,7 @@ def slot_address(s: "Shm | Snapshot", slot: int) -> int:
 class PluginMemory:
     """A memfd shared by qemu's plugin, the executor, and this process."""
 
-    def __init__(self, root: Path, xlen: int, arch: str) -> None:
+    def __init__(self, root: Path, xlen: int, arch: str, memcheck: bool = True) -> None:
         if build.native(xlen, arch):
             a = targets.get(arch)
             raise CopyfuzzError("--memcheck, bench counts and cov need QEMU: the plugin is a QEMU "
@@ -86,6 +86,7 @@ class PluginMemory:
         os.ftruncate(self.fd, ctypes.sizeof(Shm))
         self._map = mmap.mmap(self.fd, ctypes.sizeof(Shm))
         self.shm = Shm.from_buffer(self._map)
+        self.memcheck = memcheck  # False: the counts only, no memory-audit classes in the results
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
@@ -96,7 +97,7 @@ class PluginMemory:
         return [*argv[:-1], "-plugin", f"{self.so},fd={self.fd}", argv[-1]]
 
     def executor_options(self) -> list[str]:
-        return ["--plugin-fd", str(self.fd)]
+        return ["--plugin-fd", str(self.fd), *([] if self.memcheck else ["--plugin-coverage-only"])]
 
     def insn_counts(self) -> dict[int, int]:
         """Cumulative executions by address (code, then fixup section)."""
