@@ -50,6 +50,25 @@ def routine_prefix(r: "Routine") -> list[str]:
     return qemu_command(r.xlen, r.arch) + (["-cpu", cpu] if cpu else [])
 
 
+def check_cpu(r: "Routine") -> "Routine":
+    """--cpu names a CPU model the routine's QEMU has (`QEMU -cpu help`); the routine back."""
+    if not r.cpu:
+        return r
+    if routine_native(r):
+        raise CopyfuzzError(f"--cpu {r.cpu}: {r.arch} routines run natively here, without QEMU")
+    qemu = qemu_command(r.xlen, r.arch)
+    check_tools([qemu[0]], r.xlen, r.arch)
+    try:
+        out = subprocess.run([*qemu, "-cpu", "help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise CopyfuzzError(f"cannot ask {qemu[0]} for its CPUs: {e}") from None
+    models = {line.split()[0] for line in out.splitlines() if line.strip() and not line.endswith(":")}
+    if r.cpu.partition(",")[0] not in models:
+        raise CopyfuzzError(f"--cpu {r.cpu}: {qemu[0]} has no such CPU (`{qemu[0]} -cpu help` lists them: "
+                            f"{', '.join(sorted(models)[:8])}, ...)")
+    return r
+
+
 def required_tools(xlen: int = 64, arch: str = "riscv") -> list[str]:
     tools = ["make", f"{targets.get(arch).cross()}gcc"]
     if not native(xlen, arch):

@@ -122,7 +122,8 @@ class FileBuild:
     includes: tuple[str, ...] = ()
     withs: tuple[str, ...] = ()
     defsyms: tuple[str, ...] = ()
-    arch: str = ""  # --arch as given ("": from the file's path)
+    arch: str = ""  # --arch as given ("": worked out, infer.py)
+    cpu: str = ""  # --cpu: QEMU's CPU model ("": its default, or the --isa's)
 
     def check(self, xlen: int, arch: str = "riscv") -> None:
         check_defines(list(self.defines))
@@ -150,6 +151,7 @@ class FileBuild:
         """The options, as `copyfuzz repro` takes them (Routine.build_flags)."""
         out = [f"-D{d}" for d in self.defines] + (["--alternative"] if self.alternative else [])
         out += ["--arch", self.arch] if self.arch else []
+        out += ["--cpu", self.cpu] if self.cpu else []
         for flag, values in (("-I", self.includes), ("--with", self.withs), ("--defsym", self.defsyms)):
             for v in values:
                 out += [flag, v]
@@ -184,6 +186,8 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     xlen = targets.get(arch).width(xlen)
     if isa is not None and arch != "riscv":
         raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {path} is built for {arch}")
+    if isa is not None and build.cpu:
+        raise CopyfuzzError("--cpu and --isa both choose QEMU's CPU: give one")
     build.check(xlen, arch)
     flags = [f"-D{d}" for d in build.defines] + (["-DCF_ALTERNATIVE"] if build.alternative else [])
     if isa is not None and isa.is_default:
@@ -218,7 +222,7 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     return Routine(name=f"{path}:{symbol}", path=src, symbol=symbol, kind=kind, profile=profile,
                    about=f"{path} ({' '.join(build.words) or 'no -D'})", xlen=xlen,
                    external_elf=elf, asflags=asflags, link_args=tuple(link_args), build_flags=build.words,
-                   isa=isa, arch=arch, kind_reason=kind_reason, arch_reason=arch_reason)
+                   isa=isa, arch=arch, kind_reason=kind_reason, arch_reason=arch_reason, cpu=build.cpu)
 
 
 def conditional_hint(symbol: str, sources: list[Path]) -> str:

@@ -294,6 +294,9 @@ def _file_options(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="another source linked with the file (e.g. one defining what it calls), repeatable")
     p.add_argument("--defsym", action="append", metavar="NAME=VALUE",
                    help="define a symbol the file references but nothing defines, repeatable")
+    p.add_argument("--cpu", metavar="MODEL",
+                   help="the QEMU CPU to run the file's routine on (e.g. cortex-a72: a 64-byte DC ZVA block, "
+                        "where QEMU's default arm64 CPU has 512; `qemu-aarch64 -cpu help` lists them)")
     p.add_argument("--arch", choices=tuple(targets.ARCHES),
                    help="the file's architecture (default: the name after an arch/ component of its path, "
                         "e.g. linux/arch/arm64/lib/..., else what its instructions say; said on stderr)")

@@ -21,12 +21,13 @@ from rich.table import Table
 
 from . import build, executor, files, infer, known, plan, records, signals, targets
 from .audit import Audit, audit_routine
-from .elfinfo import Symbolizer, routine_symbolizer, where
+from .elfinfo import Symbolizer, routine_symbolizer, source_lines, where
 from .errors import CopyfuzzError
 from .executor import NewClassCase
 from .findings import FindingsLog
 from .known import Entry as KnownEntry
 from .plugin import PluginMemory
+from .reach import Reach, reach
 from .routines import Routine
 from .selection import bundled_routines, runnable
 from .spec import format_spec, from_case
@@ -50,6 +51,10 @@ class RoutineSweep:
     deaths: list[str] = field(default_factory=list)  # cases that killed the executor, and how
     audit: Audit | None = None
     memcheck: bool = False
+    # The addresses the QEMU plugin saw execute over the sweep (None: not measured,
+    # natively or without the audit), and what of the audit's listing that leaves out.
+    executed: set[int] | None = None
+    reach: Reach | None = None
     granule: int = 0  # records.GRANULE_MTE: faults at tag granules (--granule 16)
     max_len: int = 0  # the exhaustive phase's longest n (routine_max_len)
     # Per class whose reproducer a signal ended (crash, unhandled-fault): the signal, its
@@ -86,6 +91,14 @@ class RoutineSweep:
     @property
     def notes(self) -> dict[str, int]:
         return {c: self.counts.get(c, 0) for c in self.observed if not self.is_error(c)}
+
+    @property
+    def verdict(self) -> str:
+        """findings, clean, or "clean where it ran": a user access or a fixup of the
+        routine never ran (other code that never ran is listed, and leaves it clean)."""
+        if self.findings:
+            return "findings"
+        return "clean where it ran" if self.reach is not None and not self.reach.accesses_ran else "clean"
 
     @property
     def cases_per_s(self) -> float:
@@ -139,6 +152,10 @@ class RoutineSweep:
             "arch": self.routine.arch,
             # what the command line did not say and copyfuzz worked out (infer.py), with why
             "inferred": {"kind": self.routine.kind_reason or None, "arch": self.routine.arch_reason or None},
+            "verdict": self.verdict,
+            # what of the routine ran (None: not measured: natively, or with --no-audit)
+            "ran": (self.reach.to_json(self.audit.sym.describe if self.audit and self.audit.sym else hex)
+                    if self.reach is not None else None),
             "xlen": self.routine.xlen,
             "isa": self.routine.isa.march if self.routine.isa else None,
             "qemu_cpu": self.routine.qemu_cpu or None,
@@ -222,9 +239,10 @@ def _sweep_one(
     out = RoutineSweep(routine, profile, max_len=routine_max_len(args, routine))
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     task = progress.add_task(routine.name, total=None) if progress else None
-    plugins = ([PluginMemory(root, routine.xlen, routine.arch) for _ in range(args.jobs)]
-               if uses_memcheck(args, routine) else None)
-    out.memcheck = plugins is not None
+    memcheck = uses_memcheck(args, routine)
+    plugins = ([PluginMemory(root, routine.xlen, routine.arch, memcheck=memcheck) for _ in range(args.jobs)]
+               if memcheck or measures_reach(args, routine) else None)
+    out.memcheck = memcheck
     out.granule = getattr(args, "granule", None) or 0
     try:
         # A mutant is caught once its expected classes show: no need to finish the sweep.
@@ -234,8 +252,17 @@ def _sweep_one(
                                 label=routine.name)
         return consume_events(events, out, log, progress, task)
     finally:
+        if plugins is not None and measures_reach(args, routine):
+            out.executed = set().union(*(p.insn_counts() for p in plugins))
         for p in plugins or []:
             p.close()
+
+
+def measures_reach(args: argparse.Namespace, routine: Routine) -> bool:
+    """Does the sweep count what of the routine ran (the plugin, against the audit's
+    listing)? Under QEMU with the audit (natively there is no plugin); not for a mutant,
+    whose sweep stops at its class."""
+    return not args.no_audit and not build.routine_native(routine) and not routine.is_mutant
 
 
 def uses_memcheck(args: argparse.Namespace, routine: Routine) -> bool:
@@ -274,7 +301,7 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
 
 
 def build_plugin_if_needed(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> None:
-    if any(uses_memcheck(args, r) for r in chosen):
+    if any(uses_memcheck(args, r) or measures_reach(args, r) for r in chosen):
         build.build(root, ["plugin"])
 
 
@@ -291,6 +318,8 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     for r in results:
         r.audit = audits.get(r.routine.name)
         r.ended = ending_signals(root, r)
+        if r.audit is not None and r.executed is not None:
+            r.reach = reach(r.audit, r.executed, source_lines(root / r.routine.elf))
     return results
 
 
@@ -400,7 +429,7 @@ def _classes_cell(counts: dict[str, int]) -> str:
 def _findings_cell(r: RoutineSweep) -> str:
     """New findings in red, known ones (--known) marked so, or clean."""
     if not r.findings:
-        return "[green]clean[/]"
+        return "[green]clean[/]" if r.verdict == "clean" else "[yellow]clean where it ran[/]"
     new = _classes_cell(r.new_findings)
     old = _classes_cell({c: n for c, n in r.findings.items() if c in r.known})
     return ", ".join(filter(None, [f"[red]{new}[/]" if new else "", f"[yellow]{old} (known)[/]" if old else ""]))
@@ -424,6 +453,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         header += f", profile {args.profile} for all"
     if getattr(args, "memcheck", False):
         header += ", memcheck (QEMU plugin)"
+    if getattr(args, "cpu", None):
+        header += f", QEMU CPU {args.cpu}"
     if getattr(args, "granule", None):
         header += f", faults at {args.granule}-byte MTE tag granules"
 
@@ -442,6 +473,11 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         for r in routines:
             if r.audit is not None and r.audit.problems:
                 _print_audit_problems(console, r)
+            if r.reach is not None and not r.reach.complete:
+                _print_never_ran(console, r)
+            elif r.executed is None and build.routine_native(r.routine) and not args.no_audit:
+                emit(console, f"  {escape(r.routine.name)}: what of it ran is not measured natively (no QEMU "
+                              "plugin): run under QEMU for that")
             if r.observed:
                 _print_classes(console, r)
                 if log.error is None:
@@ -496,6 +532,33 @@ def _print_audit_problems(console: Console, r: RoutineSweep) -> None:
     emit(console, f"[bold]{escape(r.routine.name)}[/]: static audit (copyfuzz audit for the listing)")
     for p in r.audit.problems:
         emit(console, f"  [red]audit[/] {p.addr:#x} {escape(r.audit.sym.describe(p.addr))}: {escape(p.what)}")
+
+
+NEVER_RAN_SHOWN = 12  # instructions listed in the text report (--json has them all)
+
+
+def _print_never_ran(console: Console, r: RoutineSweep) -> None:
+    """What of the routine no case of the sweep ran: the user accesses and fixups first."""
+    assert r.reach is not None
+    sym = r.audit.sym if r.audit else None
+    emit(console)
+    lead = "clean where it ran: " if r.verdict == "clean where it ran" else ""
+    emit(console, f"[bold]{escape(r.routine.name)}[/]: {lead}{r.reach.summary()}, at lengths {args_lengths(r)}:")
+    missed = r.reach.missed
+    first = [i for i in missed if i.addr in r.reach.user or i.addr in r.reach.fixups]
+    shown = (first + [i for i in missed if i not in first])[:NEVER_RAN_SHOWN]
+    for i in sorted(shown, key=lambda i: i.addr):
+        what = r.reach.noun if i.addr in r.reach.user else "fixup" if i.addr in r.reach.fixups else ""
+        emit(console, f"  {i.addr:#x} {escape(where(sym, i.addr))} {escape(r.reach.lines.get(i.addr, ''))}  "
+                      f"{escape(f'{i.mnemonic} {i.op_str}'.strip())}  {what}".rstrip())
+    if len(missed) > len(shown):
+        emit(console, f"  ... and {len(missed) - len(shown)} more (--json lists them all)")
+    emit(console, "  a longer --max-len, or another QEMU CPU (--cpu MODEL: a DC ZVA block size, a vector "
+                  "length), may reach them")
+
+
+def args_lengths(r: RoutineSweep) -> str:
+    return f"0..{r.max_len}" if r.max_len else "as swept"
 
 
 def _print_classes(console: Console, r: RoutineSweep) -> None:

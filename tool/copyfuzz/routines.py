@@ -59,11 +59,12 @@ class Routine:
     # is what it is (infer.py), said with the results. "" when given.
     kind_reason: str = ""
     arch_reason: str = ""
+    cpu: str = ""  # --cpu: the QEMU CPU model a file's routine runs on ("": the default or the ISA's)
 
     @property
     def qemu_cpu(self) -> str:
-        """QEMU's -cpu for its ISA ('' for the default CPU)."""
-        return self.isa.cpu if self.isa else ""
+        """QEMU's -cpu: --cpu's, else its ISA's ('' for the default CPU)."""
+        return self.cpu or (self.isa.cpu if self.isa else "")
 
     @property
     def is_mutant(self) -> bool:

@@ -40,7 +40,7 @@ def is_file_spec(name: str) -> bool:
     return ".S:" in name or ".s:" in name
 
 
-FILE_OPTIONS = ("symbol", "define", "alternative", "include", "with_files", "defsym", "arch")
+FILE_OPTIONS = ("symbol", "define", "alternative", "include", "with_files", "defsym", "arch", "cpu")
 
 
 def file_build(args: argparse.Namespace) -> FileBuild:
@@ -50,13 +50,13 @@ def file_build(args: argparse.Namespace) -> FileBuild:
                      includes=tuple(getattr(args, "include", None) or ()),
                      withs=tuple(getattr(args, "with_files", None) or ()),
                      defsyms=tuple(getattr(args, "defsym", None) or ()),
-                     arch=getattr(args, "arch", None) or "")
+                     arch=getattr(args, "arch", None) or "", cpu=getattr(args, "cpu", None) or "")
 
 
 def file_options_given(args: argparse.Namespace) -> list[str]:
     """The file-only options given, as flags (for the error when the target is not a file)."""
     flags = {"symbol": "--symbol", "define": "-D", "alternative": "--alternative", "include": "-I",
-             "with_files": "--with", "defsym": "--defsym", "arch": "--arch"}
+             "with_files": "--with", "defsym": "--defsym", "arch": "--arch", "cpu": "--cpu"}
     return [flags[o] for o in FILE_OPTIONS if getattr(args, o, None)]
 
 
@@ -78,14 +78,14 @@ def file_routine(root: Path, path: Path, symbol: str, kind: str, **how: Any) -> 
     the same code (the object's symbols). A name that says none is refused, after the
     errors a link would give first (no such symbol, a file that does not build)."""
     if kind:
-        return external_routine(root, path, symbol, kind, **how)
+        return buildstep.check_cpu(external_routine(root, path, symbol, kind, **how))
     try:
         inferred = infer.kind_from_name(symbol)
     except CopyfuzzError:
         trial = external_routine(root, path, symbol, "copy", **how)
         buildstep.link_external(root, trial, buildstep.link_env(root, trial.xlen, trial.arch))
         raise
-    r = external_routine(root, path, symbol, inferred.value, kind_reason=inferred.reason, **how)
+    r = buildstep.check_cpu(external_routine(root, path, symbol, inferred.value, kind_reason=inferred.reason, **how))
     other = infer.other_direction(symbol, inferred.value)
     if other and buildstep.share_code(root, r, (symbol, other)):
         return external_routine(root, path, symbol, "copy", kind_reason=infer.both_directions(symbol, other).reason,
@@ -159,7 +159,7 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
     """Fill what the command line left unset from a regression's `# options:` line: the
     flags `repro` needs to rebuild a file routine as the campaign built it
     (Routine.repro_options: -DNAME[=VALUE], --alternative, -I DIR, --with FILE,
-    --defsym NAME=VALUE, --kind K, --xlen N, --isa ISA, --vlen N). Flags given on the
+    --defsym NAME=VALUE, --kind K, --xlen N, --isa ISA, --vlen N, --arch A, --cpu M). Flags given on the
     command line win."""
     try:
         words = shlex.split(text)
@@ -167,14 +167,14 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         raise CopyfuzzError(f"{where}: `# options: {text}`: {e}") from None
     defines: list[str] = []
     lists: dict[str, list[str]] = {"-I": [], "--with": [], "--defsym": []}
-    alternative, kind, xlen, isa, vlen, arch = False, None, None, None, None, None
+    alternative, kind, xlen, isa, vlen, arch, cpu = False, None, None, None, None, None, None
     i = 0
     while i < len(words):
         w = words[i]
         value = words[i + 1] if i + 1 < len(words) else None
         if w.startswith("-D") and len(w) > 2:
             defines.append(w[2:])
-        elif w in ("-D", "--kind", "--xlen", "--isa", "--vlen", "--arch", *lists) and value is not None:
+        elif w in ("-D", "--kind", "--xlen", "--isa", "--vlen", "--arch", "--cpu", *lists) and value is not None:
             if w == "-D":
                 defines.append(value)
             elif w in lists:
@@ -183,6 +183,8 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
                 kind = value
             elif w == "--isa":
                 isa = value
+            elif w == "--cpu":
+                cpu = value
             elif w == "--arch":
                 if value not in targets.ARCHES:
                     raise CopyfuzzError(f"{where}: `# options: {text}`: --arch {value!r} is not one of "
@@ -200,7 +202,7 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         else:
             raise CopyfuzzError(f"{where}: `# options: {text}`: {w!r} is not one of -DNAME[=VALUE], "
                                 "--alternative, -I DIR, --with FILE, --defsym NAME=VALUE, --kind KIND, --xlen N, "
-                                "--isa ISA, --vlen N, --arch ARCH")
+                                "--isa ISA, --vlen N, --arch ARCH, --cpu MODEL")
         i += 1
     if not getattr(args, "define", None):
         args.define = check_defines(defines) or None
@@ -213,6 +215,8 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         args.kind = kind
     if not getattr(args, "arch", None) and arch:
         args.arch = arch
+    if not getattr(args, "cpu", None) and cpu:
+        args.cpu = cpu
     if getattr(args, "xlen", 64) == 64 and xlen:
         args.xlen = xlen
     if not getattr(args, "isa", None) and isa:

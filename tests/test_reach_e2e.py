@@ -1,0 +1,61 @@
+"""A verdict says what of the routine ran (issue 25, point 5): the sweep counts, under
+the QEMU plugin, which instructions of the audit's listing executed; a routine whose
+memory accesses or fixups did not all run is "clean where it ran", with what never ran
+by address and source line, and --cpu picks a QEMU CPU that reaches more of it. On our
+fixture in the shape of arm64's memset (a DC ZVA path sized by DCZID_EL0)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.e2e
+
+ZVA = "tests/fixtures/arm64/zva_memset.S"
+
+
+def _check(tmp_path: Path, *args: str) -> tuple[int, dict[str, object], str]:
+    proc = run_cli("check", ZVA, "--symbol", "cf_zva_memset", "--max-len", "200", "--jobs", "2",
+                   "--findings", str(tmp_path / "f"), *args)
+    return proc.returncode, (json.loads(proc.stdout) if "--json" in args else {"text": proc.stdout}), proc.stderr
+
+
+def test_code_that_never_ran_is_no_clean_verdict(tmp_path: Path) -> None:
+    """QEMU's default CPU has a 512-byte DC ZVA block: at 200 bytes the ZVA path never
+    runs, and the check says so instead of "clean"."""
+    rc, data, err = _check(tmp_path, "--json")
+    assert rc == 0, err  # no finding: the exit status stays 0
+    (r,) = data["routines"]  # type: ignore[misc]
+    assert r["verdict"] == "clean where it ran" and r["findings"] == {}
+    ran = r["ran"]
+    never = {row["insn"]: row for row in ran["never_ran"]}
+    assert "dc zva, x8" in never and never["dc zva, x8"]["access"] is True
+    assert never["dc zva, x8"]["line"] == "zva_memset.S:37" and never["dc zva, x8"]["where"] == "cf_zva_memset+0x4c"
+    assert ran["accesses_never_ran"] == 2 and ran["executed"] + len(never) == ran["instructions"]
+    rc, text, _ = _check(tmp_path)
+    assert rc == 0
+    out = str(text["text"])
+    assert "clean where it ran" in out and "dc zva, x8  access" in out and "zva_memset.S:37" in out
+
+
+def test_another_qemu_cpu_reaches_it(tmp_path: Path) -> None:
+    rc, data, err = _check(tmp_path, "--json", "--cpu", "cortex-a72")
+    assert rc == 0, err
+    (r,) = data["routines"]  # type: ignore[misc]
+    assert r["verdict"] == "clean" and r["qemu_cpu"] == "cortex-a72"
+    assert r["ran"]["never_ran"] == [] and r["ran"]["executed"] == r["ran"]["instructions"]
+    rc, data, _ = _check(tmp_path, "--json", "--cpu", "no-such-cpu")
+    assert rc == 2 and "--cpu no-such-cpu: qemu-aarch64 has no such CPU" in str(data["error"])
+
+
+def test_other_code_that_never_ran_is_listed_and_leaves_it_clean(tmp_path: Path) -> None:
+    """Our vector copy's "the fault did not recur" return cannot run in the harness (a
+    guard page always faults again): listed, but every access and fixup ran."""
+    proc = run_cli("sweep", "riscv/copy_user_vector", "--max-len", "64", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (r,) = json.loads(proc.stdout)["routines"]
+    assert r["verdict"] == "clean" and r["ran"]["accesses_never_ran"] == 0 and r["ran"]["fixups_never_ran"] == 0
+    assert [row["insn"] for row in r["ran"]["never_ran"]] == ["c.li a0, 0", "c.jr ra"]
