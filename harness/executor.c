@@ -76,6 +76,9 @@ static void attach_plugin(uint64_t fd)
 	plugin->data_lo = (uintptr_t)cf_target.data_start;
 	plugin->data_hi = (uintptr_t)cf_target.data_end;
 	plugin->code_lo = (uintptr_t)cf_target.text_start; /* last: arms the plugin */
+	/* The plugin mapped it when QEMU loaded it: as for the other fds, the mapping stays
+	 * and a routine writing to every fd cannot reach it (nor a rerun's plugin). */
+	cf_close((int)fd);
 }
 
 static void attach_control(uint64_t fd)
