@@ -9,6 +9,7 @@ fixture switch or a command line that shows what went wrong before it.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,34 @@ def test_c_reaching_the_assembler_names_the_included_c_file_and_its_switch(tmp_p
     rc, data, err = _check(tmp_path, f"{OUT}/c_guarded.S", "--symbol", "cf_guarded_memcpy", "-D", "CF_FIXTURE_SMALL")
     assert rc == 0, err
     assert _routine(data)["findings"] == {}
+
+
+# ---- issue 25, points 8 and 9: function-like -D; the file that failed is named ----
+
+def test_a_function_like_define_builds_and_the_printed_repro_pastes(tmp_path: Path) -> None:
+    """U-Boot's `#if CONFIG_IS_ENABLED(X)` needs -D 'CONFIG_IS_ENABLED(x)=0'; the repro line
+    check prints quotes it, and pasted as it is (shlex, as a shell would) it reproduces."""
+    src = f"{OUT}/func_define.S"
+    rc, data, err = _check(tmp_path, src, "--symbol", "cf_func_memcpy", "-D", "CONFIG_IS_ENABLED(x)=0")
+    assert rc == 0, err
+    proc = run_cli("check", src, "--symbol", "cf_func_memcpy", "-D", "CONFIG_IS_ENABLED(x)=0", "-D",
+                   "CF_FIXTURE_ONE_MORE", "--max-len", "4", "--findings", str(tmp_path / "f2"))
+    assert proc.returncode == 1, proc.stderr
+    [line] = [x for x in proc.stdout.splitlines() if x.strip().startswith("repro: ./copyfuzz repro SPEC ")]
+    assert "'-DCONFIG_IS_ENABLED(x)=0'" in line
+    words = shlex.split(line.strip().removeprefix("repro: ./copyfuzz repro SPEC "))
+    spec = next(x for x in proc.stdout.split() if x.startswith(f"{src}:cf_func_memcpy:n="))
+    repro = run_cli("repro", spec, *words)
+    assert repro.returncode == 1, repro.stderr
+    rc, data, _ = _check(tmp_path, src, "--symbol", "cf_func_memcpy", "-D", "CONFIG_IS_ENABLED(x=0")
+    assert rc == 2 and "expected NAME, NAME=VALUE or NAME(ARGS)=VALUE" in str(data["error"])
+
+
+def test_a_with_file_that_fails_is_named_and_modelled_glue_is_said(tmp_path: Path) -> None:
+    helper = tmp_path / "riscv_v_helpers.c"
+    helper.write_text("int cf_helper(void) { return cf_undeclared; }\n")
+    rc, data, _ = _check(tmp_path, f"{OUT}/section_memcpy.S", "--symbol", "memcpy", "--with", str(helper))
+    error = str(data["error"])
+    assert rc == 2 and error.startswith(f"--with {helper} does not build for riscv"), error
+    assert "section_memcpy.S is not the file that failed" in error
+    assert "copyfuzz models riscv_v_helpers.c itself (linked with -D CONFIG_RISCV_ISA_V)" in error

@@ -150,8 +150,14 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
              on_status={3: lambda out: checkfile.explain_link_failure(out, r)})
     except CopyfuzzError as e:
         if e.details:  # the recipe's own output: the file did not build
-            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root) from e
+            raise explain(e, r, root) from e
         raise
+
+
+def explain(e: CopyfuzzError, r: "Routine", root: Path) -> CopyfuzzError:
+    """A file's routine that did not build: which file failed, and why (checkfile)."""
+    withs = [Path(a) for flag, a in zip(r.link_args[::2], r.link_args[1::2]) if flag == "--with"]
+    return checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root, withs)
 
 
 def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
@@ -171,7 +177,7 @@ def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
                     str(out), "-", "-", "-", *r.asflags], f"harness/link-executor.sh --object {r.path.name}", env)
     except CopyfuzzError as e:
         if e.details:
-            raise checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root) from e
+            raise explain(e, r, root) from e
         raise
     spans: dict[str, list[tuple[int, int, int]]] = {}  # name -> (section, start, end)
     try:

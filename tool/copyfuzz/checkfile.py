@@ -40,7 +40,8 @@ VECTOR_GLUE = "harness/compat/riscv/lib/riscv_v_helpers.c"
 ARM_MEMZERO = "harness/compat/arm/lib/memzero.S"
 ALWAYS_DEFINED = {64: ("CONFIG_RISCV", "CONFIG_64BIT", "CONFIG_ARCH_RV64I"),
                   32: ("CONFIG_RISCV", "CONFIG_32BIT", "CONFIG_ARCH_RV32I")}
-_DEFINE = re.compile(r"[A-Za-z_]\w*(=.*)?")
+# NAME, NAME=VALUE, or a function-like NAME(ARGS)=VALUE (U-Boot's CONFIG_IS_ENABLED(x)=0)
+_DEFINE = re.compile(r"[A-Za-z_]\w*(\(\s*(?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*)?\))?(=.*)?")
 _NUMBER = r"(?:0[xX][0-9a-fA-F]+|\d+)"
 _SYMBOL = r"[A-Za-z_.$][\w.$]*"
 _DEFSYM = re.compile(rf"{_SYMBOL}=(?:{_SYMBOL}|{_NUMBER})(?:[+-]{_NUMBER})?")
@@ -108,7 +109,7 @@ def parse_symbol(text: str, default_kind: str | None) -> tuple[str, str]:
 def check_defines(defines: list[str]) -> list[str]:
     for d in defines:
         if not _DEFINE.fullmatch(d):
-            raise CopyfuzzError(f"-D {d!r}: expected NAME or NAME=VALUE")
+            raise CopyfuzzError(f"-D {d!r}: expected NAME, NAME=VALUE or NAME(ARGS)=VALUE")
     return defines
 
 
@@ -292,17 +293,32 @@ def compat_headers(root: Path, arch: str) -> list[str]:
     return sorted(f"<{h.relative_to(tree)}>" for d in ("linux", "asm") for h in (tree / d).glob("*.h"))
 
 
-def explain_build_failure(e: CopyfuzzError, path: Path, arch: str, root: Path) -> CopyfuzzError:
-    """An assembler error, with where the kernel's includes come from (the headers of the
-    architecture it was built for, and why it was built for that one)."""
+# What copyfuzz links in itself when a switch asks for it: a --with of a file of the
+# same name is the kernel's own glue, which copyfuzz models (VECTOR_GLUE, ARM_MEMZERO).
+MODELLED = {Path(VECTOR_GLUE).name: "-D CONFIG_RISCV_ISA_V", Path(ARM_MEMZERO).name: "every 32-bit ARM file"}
+_FAILED_AT = re.compile(r"^(.+?):\d+(?::\d+)?: (?:fatal )?(?:error|Error):", re.MULTILINE)
+
+
+def explain_build_failure(e: CopyfuzzError, path: Path, arch: str, root: Path,
+                          withs: "list[Path] | None" = None) -> CopyfuzzError:
+    """A build error: which file failed (the routine's, or a --with file's), with where
+    the kernel's includes come from (the headers of the architecture it was built for)."""
+    details = e.details or ""
+    failed = {Path(m).name for m in _FAILED_AT.findall(details)}
+    culprit = next((w for w in withs or [] if w.name in failed and path.name not in failed), None)
+    if culprit is not None:
+        modelled = (f"; copyfuzz models {culprit.name} itself ({'linked with ' + MODELLED[culprit.name]}): "
+                    f"drop --with {culprit}" if culprit.name in MODELLED else "")
+        return CopyfuzzError(f"--with {culprit} does not build for {arch} (the compiler's messages follow); "
+                             f"{path.name} is not the file that failed{modelled}", details=e.details)
     headers = compat_headers(root, arch)
     shown = ", ".join(headers[:4] + (["..."] if len(headers) > 4 else []))
     return CopyfuzzError(
         f"{path} does not build for {arch} (the assembler's messages follow). Kernel includes "
         f"({shown}) resolve to copyfuzz's "
         f"compat tree {compat_include(arch)}; CONFIG_* switches are off unless given with -D; headers of "
-        f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(e.details or '', path)}"
-        + isa_hint(e.details or ""),
+        f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(details, path)}"
+        + isa_hint(details),
         details=e.details)
 
 

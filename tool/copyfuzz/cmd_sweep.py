@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -584,6 +585,6 @@ def _print_classes(console: Console, r: RoutineSweep) -> None:
         for row in rows:
             mark = "[red]→[/]" if row["at"] else " "
             emit(console, f"    {mark} {row['address']:#x}  {escape(str(row['where'])):<28} {escape(str(row['insn']))}")
-    extra = " ".join(r.routine.repro_options)
+    extra = shlex.join(r.routine.repro_options)  # pastes as it is: -D 'CONFIG_IS_ENABLED(x)=0'
     if extra:
         emit(console, f"  repro: ./copyfuzz repro SPEC {escape(extra)}")
