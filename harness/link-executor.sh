@@ -128,15 +128,16 @@ if [ -n "$object_only" ]; then
 	exit 0
 fi
 
-# Every executable section is the routine's code: .fixup into cf_target_fixup, the rest
-# into cf_target_text (the linker puts sections of one name together). Its other
+# Every executable section is the routine's code: .fixup (and ARM's .text.fixup) into
+# cf_target_fixup, the rest into cf_target_text (the linker puts sections of one name
+# together). Its other
 # allocated sections but the table are its own data, cf_target_data: the plugin's memory
 # audit lets the routine load from there (a threshold it reads by symbol).
 renames=()
 while read -r sec flags; do
 	case $sec:$flags in
 	cf_target_text:* | cf_target_fixup:* | cf_target_data:* | __ex_table:*) ;;
-	.fixup:*X*) renames+=(--rename-section "$sec=cf_target_fixup") ;;
+	.fixup:*X* | .text.fixup:*X*) renames+=(--rename-section "$sec=cf_target_fixup") ;;
 	*:*X*) renames+=(--rename-section "$sec=cf_target_text") ;;
 	.note*:* | .comment:*) ;;
 	*:*A*) renames+=(--rename-section "$sec=cf_target_data") ;;

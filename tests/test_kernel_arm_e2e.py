@@ -62,3 +62,15 @@ def test_pan_switch_needs_sw_domain_pan(tmp_path: Path) -> None:
     code, findings = check(tmp_path, "uaccess_pan.S", ["arm_copy_from_user:copy_from_user"],
                            "-D", "CONFIG_FIXTURE_PAN_LEFT")
     assert code == 0, findings
+
+
+def test_a_fixup_in_text_fixup_is_named_by_its_section_not_the_function_before_it() -> None:
+    """6.x ARM keeps its fixups in .text.fixup; copyfuzz's own __memzero (linked with every
+    ARM file) came just before it, and every fixup read as `__memzero+0x14` (issue 25,
+    point 4). A sized function names only the pcs inside it."""
+    proc = run_cli("audit", str(ARM / "uaccess_pan.S"), "--symbol", "arm_copy_from_user:copy_from_user", "--json")
+    assert proc.returncode == 0, proc.stderr
+    listing = json.loads(proc.stdout)["routines"][0]["listing"]
+    fixups = {row["fixup"] for row in listing if row["fixup"]}
+    assert fixups == {"cf_target_fixup"}, fixups
+    assert not any("__memzero" in row["where"] for row in listing)

@@ -6,7 +6,9 @@ mapping symbols ($x, $d) and the linker's section bounds (__start_X, __stop_X) a
 in the way: they are skipped. A pc no name precedes in its section reads as
 `section+0xoff` (cf_target_fixup+0x4: the routine's .fixup).
 
-A sized function (STT_FUNC, st_size > 0) that holds the pc names it, rather than a
+A sized function (STT_FUNC, st_size > 0) names only the pcs inside it: one past its end
+reads as a nearer label's or its section's (cf_target_text+0x..), never as the function
+before it. A sized function that holds the pc names it, rather than a
 zero-size alias at the same address (kernel files declare SYM_FUNC_ALIAS names and
 empty SYM_FUNC_START/END blocks that fall through into the next function): a report
 reads `fallback_scalar_usercopy_sum_enabled+0x54`, where the code is. A zero-size name
@@ -76,6 +78,7 @@ class Symbolizer:
         except (OSError, ELFError) as e:
             raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
         entries.sort()
+        self._ends = {name: hi for lo, hi, _, name in self._sized}
         # Keep one name per address: the best-ranked (smallest rank sorts first).
         self._addrs: list[int] = []
         self._names: list[str] = []
@@ -102,6 +105,10 @@ class Symbolizer:
         holders = [(-lo, rank, name, lo) for lo, hi, rank, name in self._sized if lo <= link < hi]
         best = min(holders)[2:] if holders else None
         i = bisect.bisect_right(self._addrs, link) - 1
+        # A sized function that ends before the pc names nothing there: code after it
+        # (ARM's .text.fixup, linked after copyfuzz's own __memzero) is its section's.
+        if i >= 0 and self._names[i] in self._ends and self._ends[self._names[i]] <= link:
+            i = -1
         if i >= 0 and self._addrs[i] >= section[0]:
             name, at = self._names[i], self._addrs[i]
             # ... unless a plain label inside it is nearer (a fixup label); zero-size
