@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -71,3 +71,13 @@ def test_bench_counts_each_access_of_the_template() -> None:
     assert counts[(0, 0)] == (2048 + 10, 2048 + 10, 0)
     assert counts[(1, 0)] == (2049 + 10, 2048 + 10, 0)
     assert counts[(0, 1)] == (2052 + 10, 2051 + 10, 0)
+
+
+def test_thumb_code_is_refused_not_audited_as_arm(tmp_path: Path) -> None:
+    """Thumb-2 decoded as A32 gave "0 reachable instructions ... audit: no problems" and a
+    clean check (issue 25, point 10): a Thumb symbol is refused in one line."""
+    src = str(ROOT / "tests" / "fixtures" / "arm" / "thumb_memcpy.S")
+    for extra in (["check", "--max-len", "8"], ["audit"]):
+        proc = run_cli(extra[0], src, "--symbol", "cf_thumb_memcpy", "--arch", "arm", *extra[1:])
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stderr.count("\n") == 1 and "cf_thumb_memcpy is Thumb code" in proc.stderr, proc.stderr

@@ -152,6 +152,12 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
         if e.details:  # the recipe's own output: the file did not build
             raise explain(e, r, root) from e
         raise
+    from . import elfinfo  # on use: the CLI imports this module, elfinfo pyelftools
+
+    if r.arch == "arm" and elfinfo.is_thumb(root / r.external_elf, r.symbol):
+        raise CopyfuzzError(f"{r.name.rpartition(':')[0]}: {r.symbol} is Thumb code: copyfuzz decodes, audits "
+                            "and lists 32-bit ARM (A32) only, so it would judge instructions it cannot read; "
+                            "build the file as ARM (without .thumb, or CONFIG_THUMB2_KERNEL off)")
 
 
 def explain(e: CopyfuzzError, r: "Routine", root: Path) -> CopyfuzzError:

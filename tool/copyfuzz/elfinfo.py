@@ -176,3 +176,20 @@ def source_lines(path: Path) -> dict[int, str]:
     except (OSError, ELFError, ValueError, KeyError, IndexError):
         return {}
     return out
+
+
+def is_thumb(path: Path, symbol: str) -> bool:
+    """Is symbol a Thumb function of a 32-bit ARM ELF (bit 0 of its address set)?"""
+    try:
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            if elf["e_machine"] != "EM_ARM":
+                return False
+            for section in elf.iter_sections():
+                if isinstance(section, SymbolTableSection):
+                    for sym in section.get_symbol_by_name(symbol) or []:
+                        if sym["st_info"]["type"] == "STT_FUNC" and sym["st_value"] & 1:
+                            return True
+    except (OSError, ELFError) as e:
+        raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
+    return False
