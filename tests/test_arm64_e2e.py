@@ -134,3 +134,13 @@ def test_a_register_the_routine_never_set_points_nowhere() -> None:
     assert list(row["findings"]) == ["unhandled-fault"], row
     rep = run_cli("repro", row["reproducers"]["unhandled-fault"], "-D", "UNSET_X9", "--arch", "arm64", "--json")
     assert rep.returncode == 1 and json.loads(rep.stdout)["fault"]["address"] == 0x7bad00000909, rep.stdout
+
+
+def test_an_instruction_qemu_does_not_implement_is_said_not_reported_as_crashes(tmp_path: Path) -> None:
+    """FEAT_MOPS under QEMU 7.2: every case a SIGILL at `cpyfp`, which Capstone decodes;
+    one line naming it, not thousands of crash findings (issue 25, point 7)."""
+    proc = run_cli("check", str(ROOT / "tests" / "fixtures" / "arm64" / "mops_memcpy.S"), "--symbol",
+                   "cf_mops_memcpy", "--arch", "arm64", "--max-len", "4", "--json", "--findings", str(tmp_path))
+    assert proc.returncode == 2, proc.stdout
+    error = json.loads(proc.stdout)["error"]
+    assert "cf_mops_memcpy+0x4: `cpyfp [x3]!, [x1]!, x2!` raised SIGILL" in error and "FEAT_MOPS" in error

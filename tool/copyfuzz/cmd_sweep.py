@@ -319,6 +319,7 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     for r in results:
         r.audit = audits.get(r.routine.name)
         r.ended = ending_signals(root, r)
+        refuse_unrunnable(r)
         if r.audit is not None and r.executed is not None:
             r.reach = reach(r.audit, r.executed, source_lines(root / r.routine.elf))
     return results
@@ -388,6 +389,19 @@ def judge_known(root: Path, r: RoutineSweep, baseline: known.Baseline | None) ->
         entry = known.judge(baseline, known.Finding(r.routine.name, cls, r.pcs.get(cls)))
         if entry is not None:
             r.known[cls] = entry
+
+
+def refuse_unrunnable(r: RoutineSweep) -> None:
+    """A crash that is QEMU's lack, not the routine's bug, ends the command in one line."""
+    for info in r.ended.values():
+        insn = signals.unrunnable(info)
+        if insn is not None:
+            cpu = r.routine.qemu_cpu or "its default CPU"
+            raise CopyfuzzError(
+                f"{r.routine.name}: {info['where']}: `{insn}` raised SIGILL ({info['reason']}) under "
+                f"{build.routine_prefix(r.routine)[0]} with {cpu}: an instruction this QEMU does not run at EL0 "
+                "(an extension it lacks, e.g. FEAT_MOPS, or a privileged one), so the routine cannot be judged "
+                "here; another --cpu, a newer QEMU, or a build without it")
 
 
 def ending_signals(root: Path, r: RoutineSweep) -> dict[str, dict[str, object]]:

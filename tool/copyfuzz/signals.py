@@ -82,3 +82,23 @@ def summary(info: dict[str, object], sym: Symbolizer | None) -> str:
 
 def routine_rows(root: Path, routine: "Routine", sym: Symbolizer | None, pc: int) -> list[dict[str, object]]:
     return code_rows(root / routine.elf, routine.xlen, sym, pc, arch=routine.arch)
+
+
+# Mnemonics that are undefined on purpose (the architecture's "permanently undefined"
+# encodings): a SIGILL there is the routine's own crash.
+UNDEFINED_ON_PURPOSE = frozenset({"udf", "unimp", "c.unimp", "illegal"})
+
+
+def unrunnable(info: dict[str, object]) -> str | None:
+    """A SIGILL at an instruction Capstone decodes, and not one undefined on purpose: this
+    QEMU cannot run the routine (an extension its CPU lacks, such as FEAT_MOPS, or an
+    instruction EL0 may not execute). What the instruction is, or None."""
+    if info.get("signal") != "SIGILL":
+        return None
+    rows = info.get("code")
+    at = next((row for row in rows if isinstance(row, dict) and row.get("at")), None) \
+        if isinstance(rows, list) else None
+    insn = str(at["insn"]) if at else ""
+    if not insn or insn.startswith("(undecoded)") or insn.split()[0] in UNDEFINED_ON_PURPOSE:
+        return None  # no instruction at all, or one undefined on purpose: the routine's crash
+    return insn
