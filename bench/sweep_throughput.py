@@ -3,14 +3,15 @@
 
 Runs the executor's built-in sweep of each routine on one core in several modes
 over the same cases: checked (the oracle on), bare (--bare: no oracle, no
-destination restore), memcheck (checked, under the QEMU plugin) and granule
+destination restore), memcheck (checked, under the QEMU plugin), reach (checked,
+under the plugin counting instructions only: what check and sweep run by default) and granule
 (checked, faults at MTE tag granules: --granule 16, arm64 only), rotating the
 order of every (routine, mode) from run to run so drift hits all alike. Routines of
 several architectures (each under its own QEMU) are measured side by side in one run.
 Prints medians and ratios.
 
     bench/sweep_throughput.py [--routine riscv/copy_user [--routine arm64/copy_from_user]]
-                              [--max-len 256] [--runs 3] [--modes checked,bare,memcheck,granule]
+                              [--max-len 256] [--runs 3] [--modes checked,bare,memcheck,reach,granule]
 """
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ from copyfuzz import build, routines  # noqa: E402  (build paths, O= honoured)
 from copyfuzz.plugin import PluginMemory  # noqa: E402  (the one ABI mirror)
 
 
-def run_once(cmd: list[str], r: routines.Routine, memcheck: bool) -> tuple[int, float]:
+def run_once(cmd: list[str], r: routines.Routine, mode: str) -> tuple[int, float]:
     """Cases run and seconds taken by one sweep process."""
-    plugin = PluginMemory(ROOT, r.xlen, r.arch) if memcheck else None
+    plugin = PluginMemory(ROOT, r.xlen, r.arch, memcheck=mode == "memcheck") if mode in ("memcheck", "reach") \
+        else None
     if plugin:
         cmd = plugin.wrap(cmd[:cmd.index("sweep")]) + cmd[cmd.index("sweep"):] + plugin.executor_options()
     t0 = time.perf_counter()
@@ -56,7 +58,7 @@ def main() -> None:
     ap.add_argument("--routine", action="append", help="repeatable (default: riscv/copy_user)")
     ap.add_argument("--max-len", type=int, default=256)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck, granule (comma-separated)")
+    ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck, reach, granule (comma-separated)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -75,7 +77,7 @@ def main() -> None:
     for i in range(args.runs):
         for r, mode in pairs[i % len(pairs):] + pairs[:i % len(pairs)]:
             extra = {"bare": ["--bare"], "granule": ["--granule", "16"]}.get(mode, [])
-            n, dt = run_once(bases[r.name] + extra, r, mode == "memcheck")
+            n, dt = run_once(bases[r.name] + extra, r, mode)
             cases[r.name] = n
             times[(r.name, mode)].append(dt)
             print(f"run {i + 1} {r.name} {mode:9s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s",
@@ -92,6 +94,8 @@ def main() -> None:
             report["checked_over_bare_time"] = round(med["checked"] / med["bare"], 3)
         if "checked" in med and "memcheck" in med:
             report["memcheck_over_checked_time"] = round(med["memcheck"] / med["checked"], 3)
+        if "checked" in med and "reach" in med:
+            report["reach_over_checked_time"] = round(med["reach"] / med["checked"], 3)
         if "checked" in med and "granule" in med:
             report["granule_over_checked_time"] = round(med["granule"] / med["checked"], 3)
         reports.append(report)
