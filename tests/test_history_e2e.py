@@ -169,9 +169,9 @@ def test_text_rows(repo: tuple[Path, dict[str, str]], first_run: dict[str, Any])
     assert "does not build" in lines[row["c6"]] and "not_an_opcode a0" in lines[row["c6"]]
     assert "8 commits: 0 checked, 8 from the cache" in proc.stdout
     # no progress (stderr is not a terminal): only what was worked out, said once
-    assert proc.stderr.splitlines() == ["copyfuzz: lib/usercopy.S: arch riscv from its instructions (the words only "
-                                        "one architecture uses: riscv 248, arm64 0, arm 0), as its path has no "
-                                        "arch/<name>/"]
+    [said] = proc.stderr.splitlines()
+    assert said.startswith("copyfuzz: lib/usercopy.S: arch riscv from its instructions (the words only one "
+                           "architecture uses: riscv ") and said.endswith(", as its path has no arch/<name>/")
 
 
 def test_bisect_first_bad(repo: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

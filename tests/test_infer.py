@@ -31,9 +31,11 @@ def test_kind_from_name(symbol: str, kind: str) -> None:
     assert got.value == kind and symbol in got.reason and f"kind {kind}" in got.reason
 
 
-@pytest.mark.parametrize("symbol", ["cf_threshold", "__memzero", "do_stuff"])
-def test_a_name_that_says_no_kind_is_refused_with_the_option(symbol: str) -> None:
-    with pytest.raises(CopyfuzzError, match=rf"--symbol {symbol}:copy_from_user \(kinds: copy, "):
+@pytest.mark.parametrize("symbol, example", [("cf_threshold", "copy_from_user"), ("do_stuff", "copy_from_user"),
+                                             ("mmiocpy", "memcpy"), ("mmioset", "memset"), ("__memzero", "clear")])
+def test_a_name_that_says_no_kind_is_refused_with_the_option(symbol: str, example: str) -> None:
+    """The example fits the name where the name hints at one (mmiocpy: a memcpy)."""
+    with pytest.raises(CopyfuzzError, match=rf"add :KIND, e.g. --symbol {symbol}:{example} \(kinds: copy, "):
         infer.kind_from_name(symbol)
 
 
@@ -81,15 +83,31 @@ ENTRY(cf_copy)
 """
 
 
-@pytest.mark.parametrize("text, arch", [(ARM64, "arm64"), (ARM, "arm"), (RISCV, "riscv")])
+XREGS_RISCV = """
+/* RISC-V with numeric register names: x10 = a0. x-registers count for no architecture */
+	beqz	x12, 2f
+1:	lbu	x5, 0(x11)
+	sb	x5, 0(x10)
+	addi	x10, x10, 1
+	addi	x12, x12, -1
+	bnez	x12, 1b
+2:	ret
+"""
+
+
+@pytest.mark.parametrize("text, arch", [(ARM64, "arm64"), (ARM, "arm"), (RISCV, "riscv"), (XREGS_RISCV, "riscv")])
 def test_arch_from_the_instructions(text: str, arch: str) -> None:
     got = infer.arch_of(Path("/nowhere/lib/copy.S"), text)
     assert got.value == arch and "from its instructions" in got.reason and "no arch/<name>/" in got.reason
 
 
-def test_the_path_decides_before_the_instructions() -> None:
-    got = infer.arch_of(Path("/src/linux/arch/arm64/lib/copy.S"), RISCV)
+def test_the_path_decides_unless_the_instructions_say_otherwise() -> None:
+    got = infer.arch_of(Path("/src/linux/arch/arm64/lib/copy.S"), "ret\n")
     assert got.value == "arm64" and "arch/arm64/" in got.reason
+    # U-Boot keeps arm64 code under arch/arm/lib/: neither is taken, both are offered
+    with pytest.raises(CopyfuzzError, match=r"its path says arm \(arch/arm/\) but its instructions are arm64's .*"
+                                            r"add --arch arm64 or --arch arm$"):
+        infer.arch_of(Path("/src/u-boot/arch/arm/lib/memcpy-arm64.S"), ARM64)
     # a path in a repository is taken as it is, not resolved from the current directory
     assert infer.arch_from_path(Path("lib/copy.S"), resolve=False) is None
     assert infer.arch_from_path(Path("arch/arm/lib/copy.S"), resolve=False) == "arm"

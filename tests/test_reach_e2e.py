@@ -59,3 +59,19 @@ def test_other_code_that_never_ran_is_listed_and_leaves_it_clean(tmp_path: Path)
     (r,) = json.loads(proc.stdout)["routines"]
     assert r["verdict"] == "clean" and r["ran"]["accesses_never_ran"] == 0 and r["ran"]["fixups_never_ran"] == 0
     assert [row["insn"] for row in r["ran"]["never_ran"]] == ["c.li a0, 0", "c.jr ra"]
+
+
+def test_the_fixups_counted_are_the_routines_own_and_not_measured_is_said(tmp_path: Path) -> None:
+    """A table shared by two routines (uaccess.S: the copy and __clear_user): the fixup of
+    the copy is not one of __clear_user's that never ran. With --no-audit nothing is
+    counted, and the report says so rather than a bare "clean"."""
+    src = "tests/fixtures/kernel/boot/riscv_uaccess.S"
+    proc = run_cli("check", src, "--symbol", "__clear_user:clear", "--max-len", "32", "--json",
+                   "--findings", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    (r,) = json.loads(proc.stdout)["routines"]
+    assert r["verdict"] == "clean" and r["ran"]["fixups_never_ran"] == 0
+    assert all(row["line"] for row in r["ran"]["never_ran"])  # every address has its source line
+    text = run_cli("check", src, "--symbol", "__clear_user:clear", "--max-len", "8", "--no-audit",
+                   "--findings", str(tmp_path)).stdout
+    assert "what of it ran was not measured (--no-audit)" in text

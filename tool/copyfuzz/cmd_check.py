@@ -36,6 +36,8 @@ def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None
             continue
         info = executor.info(executor.executor_argv(root, r.elf, build.routine_prefix(r)))
         message = no_extable_message(path, r.symbol, r.kind) if info.get("extable") == "none" else None
+        if message and r.kind_reason:  # a kind from the name: say so, it may be the name that misleads
+            message += f" (the {r.kind_reason})"
         if message:
             raise CopyfuzzError(message)
 

@@ -490,9 +490,9 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                 _print_audit_problems(console, r)
             if r.reach is not None and not r.reach.complete:
                 _print_never_ran(console, r)
-            elif r.executed is None and build.routine_native(r.routine) and not args.no_audit:
-                emit(console, f"  {escape(r.routine.name)}: what of it ran is not measured natively (no QEMU "
-                              "plugin): run under QEMU for that")
+            elif r.executed is None and not r.routine.is_mutant:
+                why = "--no-audit" if args.no_audit else "natively, no QEMU plugin"
+                emit(console, f"  {escape(r.routine.name)}: what of it ran was not measured ({why})")
             if r.observed:
                 _print_classes(console, r)
                 if log.error is None:
@@ -550,6 +550,12 @@ def _print_audit_problems(console: Console, r: RoutineSweep) -> None:
 
 
 NEVER_RAN_SHOWN = 12  # instructions listed in the text report (--json has them all)
+# What may reach code a sweep never ran, per architecture.
+REACH_MORE = {
+    "arm64": "a longer --max-len, or another QEMU CPU (--cpu MODEL, e.g. cortex-a72: a 64-byte DC ZVA block where "
+             "QEMU's default has 512), may reach them",
+    "riscv": "a longer --max-len (a vector path's threshold), or --isa/--vlen for vector code, may reach them",
+}
 
 
 def _print_never_ran(console: Console, r: RoutineSweep) -> None:
@@ -568,8 +574,7 @@ def _print_never_ran(console: Console, r: RoutineSweep) -> None:
                       f"{escape(f'{i.mnemonic} {i.op_str}'.strip())}  {what}".rstrip())
     if len(missed) > len(shown):
         emit(console, f"  ... and {len(missed) - len(shown)} more (--json lists them all)")
-    emit(console, "  a longer --max-len, or another QEMU CPU (--cpu MODEL: a DC ZVA block size, a vector "
-                  "length), may reach them")
+    emit(console, f"  {REACH_MORE.get(r.routine.arch, 'a longer --max-len may reach them')}")
 
 
 def args_lengths(r: RoutineSweep) -> str:

@@ -152,8 +152,9 @@ def where(sym: Symbolizer | None, addr: int) -> str:
 
 
 def source_lines(path: Path) -> dict[int, str]:
-    """`file:line` of each address the ELF's DWARF line table names (the routine is
-    assembled with -g), {} when it has none or cannot be read."""
+    """`file:line` of each (2-byte aligned) address the ELF's DWARF line table covers, a
+    row holding up to the next (a macro's several instructions are one line), {} when it
+    has none or cannot be read."""
     out: dict[int, str] = {}
     try:
         with path.open("rb") as f:
@@ -167,12 +168,13 @@ def source_lines(path: Path) -> dict[int, str]:
                     continue
                 names = program["file_entry"]
                 base = 1 if program.header["version"] < 5 else 0
-                for entry in program.get_entries():
-                    st = entry.state
-                    if st is None or st.end_sequence or not 0 <= st.file - base < len(names):
+                rows = [e.state for e in program.get_entries() if e.state is not None]
+                for st, after in zip(rows, rows[1:]):  # a row holds up to the next row's address
+                    if st.end_sequence or not 0 <= st.file - base < len(names):
                         continue
-                    name = names[st.file - base].name
-                    out.setdefault(st.address, f"{Path(name.decode(errors='replace')).name}:{st.line}")
+                    where = f"{Path(names[st.file - base].name.decode(errors='replace')).name}:{st.line}"
+                    for addr in range(st.address, min(after.address, st.address + 256), 2):
+                        out.setdefault(addr, where)
     except (OSError, ELFError, ValueError, KeyError, IndexError):
         return {}
     return out

@@ -66,8 +66,10 @@ def kind_from_name(symbol: str) -> Inferred:
         m = re.search(pattern, low)
         if m:
             return Inferred(kind, f"kind {kind} from the name {symbol} ('{m.group(0)}': {why})")
+    example = next((k for word, k in (("cpy", "memcpy"), ("set", "memset"), ("mov", "memmove"), ("zero", "clear"))
+                    if word in low), "copy_from_user")
     raise CopyfuzzError(f"{symbol}: its name does not say what kind of routine it is: add :KIND, e.g. "
-                        f"--symbol {symbol}:copy_from_user (kinds: {', '.join(records.KINDS)})")
+                        f"--symbol {symbol}:{example} (kinds: {', '.join(records.KINDS)})")
 
 
 def other_direction(symbol: str, kind: str) -> str | None:
@@ -85,15 +87,18 @@ def both_directions(symbol: str, other: str) -> Inferred:
 
 
 # Register names and mnemonics that only one architecture's assembly uses. A file's
-# architecture is the one whose words it uses most, when that is clear.
+# architecture is the one whose words it uses most, when that is clear. Words two of
+# them share are left out: x0-x31 (arm64's registers, RISC-V's numeric names), s0-s11
+# (RISC-V's saved registers, arm64's single-precision ones), beq/bne/blt/bge/bgt/ble
+# (ARM's conditional branches, RISC-V's branches and pseudo-branches).
 _WORDS: dict[str, re.Pattern[str]] = {
-    "riscv": re.compile(r"\b(?:a[0-7]|t[0-6]|s(?:[0-9]|1[01])|zero|ra|addi|addiw|sd|sw|sb|sh|lbu|lhu|lwu|"
+    "riscv": re.compile(r"\b(?:a[0-7]|t[0-6]|zero|ra|addi|addiw|sd|sw|sb|sh|lbu|lhu|lwu|"
                         r"beqz|bnez|bltu|bgeu|bgtu|bleu|slli|srli|srai|andi|ori|xori|auipc|jalr|csrs|csrc|"
                         r"csrr|csrw|fence)\b"),
-    "arm64": re.compile(r"\b(?:[xw](?:[12]?[0-9]|30)|xzr|wzr|ldp|stp|ldtr\w*|sttr\w*|cbz|cbnz|tbz|tbnz|"
+    "arm64": re.compile(r"\b(?:w(?:[12]?[0-9]|30)|xzr|wzr|ldp|stp|ldtr\w*|sttr\w*|cbz|cbnz|tbz|tbnz|"
                         r"adrp|csel|b\.(?:eq|ne|lt|le|gt|ge|lo|hs|hi|ls|mi|pl|cc|cs))\b"),
     "arm": re.compile(r"\b(?:r(?:[0-9]|1[0-5])|ip|ldm\w*|stm\w*|push|pop|pld|teq|movs|"
-                      r"b(?:eq|ne|lt|le|gt|ge|lo|hs|hi|ls|mi|pl|cc|cs)|ldr(?:eq|ne|lt|gt|hs|lo|hi|ls|cc|cs)\w*|"
+                      r"b(?:lo|hs|hi|ls|mi|pl|cc|cs)|ldr(?:eq|ne|lt|gt|hs|lo|hi|ls|cc|cs)\w*|"
                       r"str(?:eq|ne|lt|gt|hs|lo|hi|ls|cc|cs)\w*)\b"),
 }
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*|(?m:^\s*@[^\n]*)|\s@\s[^\n]*", re.DOTALL)
@@ -138,8 +143,6 @@ def arch_of(path: Path, text: str | None = None, resolve: bool = True) -> Inferr
     """The architecture of a file from outside the tree: from its path, else from the
     words its instructions use (text, else the file read), else an error naming --arch."""
     by_path = arch_from_path(path, resolve)
-    if by_path:
-        return Inferred(by_path, f"arch {by_path} from the path ({'arch/' + by_path + '/'})")
     if text is None:
         try:
             text = path.read_text(errors="replace")
@@ -150,10 +153,16 @@ def arch_of(path: Path, text: str | None = None, resolve: bool = True) -> Inferr
     counts = Counter({arch: len(words.findall(code)) for arch, words in _WORDS.items()})
     (best, n), *rest = counts.most_common() + [("", 0)]
     second = rest[0][1] if rest else 0
-    if n >= 3 and n >= _LEAD * second:
-        seen = ", ".join(f"{a} {c}" for a, c in counts.most_common())
-        return Inferred(best, f"arch {best} from its instructions (the words only one architecture uses: "
-                              f"{seen}), as its path has no arch/<name>/")
-    words = ", ".join(f"{a} {c}" for a, c in counts.most_common())
+    seen = ", ".join(f"{a} {c}" for a, c in counts.most_common())
+    decided = best if n >= 3 and n >= _LEAD * second else None
+    if by_path and decided and decided != by_path:
+        # U-Boot keeps arm64 code under arch/arm/lib/: the path and the instructions disagree
+        raise CopyfuzzError(f"{path}: its path says {by_path} (arch/{by_path}/) but its instructions are "
+                            f"{decided}'s ({seen}): add --arch {decided} or --arch {by_path}")
+    if by_path:
+        return Inferred(by_path, f"arch {by_path} from the path ({'arch/' + by_path + '/'})")
+    if decided:
+        return Inferred(decided, f"arch {decided} from its instructions (the words only one architecture uses: "
+                                 f"{seen}), as its path has no arch/<name>/")
     raise CopyfuzzError(f"{path}: cannot tell its architecture (no arch/<name>/ in its path; its instructions "
-                        f"do not decide: {words}): add --arch {'|'.join(targets.ARCHES)}")
+                        f"do not decide: {seen}): add --arch {'|'.join(targets.ARCHES)}")

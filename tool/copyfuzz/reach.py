@@ -74,5 +74,6 @@ class Reach:
 def reach(audit: Audit, executed: set[int], lines: dict[int, str]) -> Reach:
     return Reach(listing=audit.listing, executed=executed,
                  user={i.addr for i in audit.listing if audit.needs_entry(i)},
-                 fixups=set(audit.entries.values()), lines=lines,
+                 # the fixups of this routine's accesses (the table may serve other routines too)
+                 fixups={audit.entries[i.addr] for i in audit.listing if i.addr in audit.entries}, lines=lines,
                  noun="access" if audit.kind in records.RETURNS_DST else "user access")

@@ -18,7 +18,9 @@ r9-r12 as sb, sl, fp, ip); pc is read as the instruction's address + 8, the file
 
 Flow: b (jump), b<cond> (branch), bl (call), blx (a call into Thumb code or through a
 register: not followed), bx lr, mov pc, lr and a load of pc from sp (pop {..., pc}) are
-returns; other writes of pc are indirect jumps; udf, bkpt stop. An instruction with a
+returns; `add pc, pc, rX` jumps into the table of instructions after it (entered at
+pc + 8, each entry running on into the next); other writes of pc are indirect jumps;
+udf, bkpt stop. An instruction with a
 condition other than AL may not run (Insn.conditional): a conditional return falls
 through too.
 """
@@ -148,6 +150,12 @@ def _decode_one(ci: object) -> Insn:
         insn.srcs = tuple(r for r, acc in regs if r and not writes and (acc & CS_AC_READ or not acc))
         insn.srcs += tuple(r for r in shifts if r)
         _set_written(insn, written)
+        if m == "add" and written == ["pc"] and [r for r, _ in regs][1:2] == ["pc"]:
+            # add pc, pc, rX[, lsl #n]: a jump into the instructions that follow, a table
+            # of one instruction per entry (copy_template's word tail), entered at pc + 8
+            # and run on from there: every entry is reached.
+            insn.indirect = False
+            insn.flow, insn.target = ("branch" if insn.conditional else "jump"), insn.addr + 8
     return insn
 
 
