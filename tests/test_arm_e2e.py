@@ -81,3 +81,13 @@ def test_thumb_code_is_refused_not_audited_as_arm(tmp_path: Path) -> None:
         proc = run_cli(extra[0], src, "--symbol", "cf_thumb_memcpy", "--arch", "arm", *extra[1:])
         assert proc.returncode == 2, proc.stdout
         assert proc.stderr.count("\n") == 1 and "cf_thumb_memcpy is Thumb code" in proc.stderr, proc.stderr
+
+
+def test_a_cpu_too_old_for_the_harness_is_said(tmp_path: Path) -> None:
+    """--cpu arm926 (ARMv5) cannot run the harness's own code: one clear line, not "info
+    exited with status -4"."""
+    proc = run_cli("check", str(ROOT / "tests" / "fixtures" / "arm" / "regs.S"), "--symbol",
+                   "fixture_copy:copy_to_user", "--arch", "arm", "--cpu", "arm926", "--max-len", "4", "--json",
+                   "--findings", str(tmp_path))
+    assert proc.returncode == 2, proc.stdout
+    assert "cannot start on QEMU CPU arm926" in json.loads(proc.stdout)["error"]

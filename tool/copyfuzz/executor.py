@@ -230,6 +230,10 @@ def info(argv: list[str], timeout_s: float = 60.0) -> dict[str, str]:
         raise ExecutorError(f"{argv[-1]} info did not answer within {timeout_s:.0f} s") from e
     except OSError as e:
         raise ExecutorError(f"cannot start {' '.join(argv)}: {e.strerror}") from e
+    if proc.returncode == -signal.SIGILL and "-cpu" in argv:  # --cpu: a CPU older than the harness needs
+        cpu = argv[argv.index("-cpu") + 1] if argv.index("-cpu") + 1 < len(argv) else "?"
+        raise ExecutorError(f"{argv[-1]} cannot start on QEMU CPU {cpu}: its own code (the harness) uses "
+                            "instructions that CPU lacks (SIGILL): choose a newer --cpu")
     if proc.returncode != 0:
         raise ExecutorError(
             f"{argv[-1]} info exited with status {proc.returncode}",
