@@ -286,3 +286,15 @@ def _check_kvec(tmp_path: Path, *extra: str) -> tuple[int, dict[str, object], st
     proc = run_cli("check", *KVEC, *extra, "--max-len", "32", "--jobs", "2", "--json",
                    "--findings", str(tmp_path))
     return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def test_a_symbol_only_the_modelled_glue_defines_is_refused(tmp_path: Path) -> None:
+    """enter_vector_usercopy is the kernel's C, which copyfuzz models (weak) when the file
+    is built with CONFIG_RISCV_ISA_V: asking for it checked copyfuzz's stand-in as the
+    file's code (a new user's review, issue 25). Refused in one line (the KVEC tests
+    check the file's own routine with the same glue)."""
+    base = [f"{FIX}/kvec_uaccess.S", "-D", "CONFIG_RISCV_ISA_V", "--isa", "rv64gcv", "--max-len", "8", "--json",
+            "--findings", str(tmp_path)]
+    proc = run_cli("check", base[0], "--symbol", "enter_vector_usercopy", *base[1:])
+    assert proc.returncode == 2
+    assert "enter_vector_usercopy is not defined by the file: only copyfuzz's model" in json.loads(proc.stdout)["error"]

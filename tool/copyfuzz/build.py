@@ -8,6 +8,7 @@ runs `make -s <targets>` at the repository root.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -166,26 +167,27 @@ def explain(e: CopyfuzzError, r: "Routine", root: Path) -> CopyfuzzError:
     return checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root, withs)
 
 
-def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
-    """Do both names label code of one body in the routine's file: the same address, or
-    ranges (their ELF sizes) that overlap, as ENTRY(a) ENTRY(b) with padding between
-    gives? Read from the object the one link recipe builds with the routine's flags.
-    False when either is not defined there; a file that does not build fails here as
-    the link would."""
+def object_spans(root: Path, r: "Routine", names: tuple[str, ...],
+                 link_args: "tuple[str, ...] | None" = None) -> dict[str, list[tuple[int, int, int]]]:
+    """Where each of names is defined in the object the one link recipe builds from the
+    routine's file with its flags (and link_args' --with files: the routine's own by
+    default): (section index, start, end), end = start + its ELF size (at least 1). A file
+    that does not build fails here as the link would."""
     from elftools.elf.elffile import ELFFile  # on use: the CLI imports this module
     from elftools.elf.sections import SymbolTableSection
 
     assert r.external_elf is not None
     env = link_env(root, r.xlen, r.arch)
     out = root / f"{r.external_elf}.{os.getpid()}.symbols.o"
+    args = r.link_args if link_args is None else link_args
     try:
-        _run(root, ["bash", "harness/link-executor.sh", "--object", *r.link_args, "--", "-", str(r.path),
+        _run(root, ["bash", "harness/link-executor.sh", "--object", *args, "--", "-", str(r.path),
                     str(out), "-", "-", "-", *r.asflags], f"harness/link-executor.sh --object {r.path.name}", env)
     except CopyfuzzError as e:
         if e.details:
             raise explain(e, r, root) from e
         raise
-    spans: dict[str, list[tuple[int, int, int]]] = {}  # name -> (section, start, end)
+    spans: dict[str, list[tuple[int, int, int]]] = {}
     try:
         with out.open("rb") as f:
             for section in ELFFile(f).iter_sections():
@@ -197,8 +199,34 @@ def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
                                 (sym["st_shndx"], start, start + max(sym["st_size"], 1)))
     finally:
         out.unlink(missing_ok=True)
+    return spans
+
+
+def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
+    """Do both names label code of one body in the routine's file: the same address, or
+    ranges (their ELF sizes) that overlap, as ENTRY(a) ENTRY(b) with padding between
+    gives? False when either is not defined there."""
+    spans = object_spans(root, r, names)
     return any(s1 == s2 and a1 < b2 and a2 < b1
                for s1, a1, b1 in spans.get(names[0], []) for s2, a2, b2 in spans.get(names[1], []))
+
+
+def check_not_glue(root: Path, r: "Routine") -> "Routine":
+    """A symbol that only copyfuzz's model of the kernel's glue defines (the weak C of
+    riscv_v_helpers.c, __memzero) is not the file's routine: refused, rather than checking
+    copyfuzz's own stand-in as the file's code. The routine back."""
+    glue = [(flag, a) for flag, a in zip(r.link_args[::2], r.link_args[1::2])
+            if flag == "--with" and Path(a).name in checkfile.MODELLED and Path(a).resolve().is_relative_to(
+                (root / "harness/compat").resolve())]
+    if not glue or not any(re.search(rf"(?<![\w.$]){re.escape(r.symbol)}(?![\w.$])",
+                                     Path(a).read_text(errors="replace")) for _, a in glue):
+        return r
+    own = tuple(x for pair in zip(r.link_args[::2], r.link_args[1::2]) if pair not in glue for x in pair)
+    if r.symbol not in object_spans(root, r, (r.symbol,), own):
+        raise CopyfuzzError(f"{r.path}: {r.symbol} is not defined by the file: only copyfuzz's model of the "
+                            f"kernel's glue ({', '.join(Path(a).name for _, a in glue)}) defines it, a stand-in "
+                            "for code the kernel has elsewhere: name a routine of the file")
+    return r
 
 
 def build_routines(root: Path, routines: "list[Routine]") -> None:

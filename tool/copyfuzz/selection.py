@@ -78,14 +78,15 @@ def file_routine(root: Path, path: Path, symbol: str, kind: str, **how: Any) -> 
     the same code (the object's symbols). A name that says none is refused, after the
     errors a link would give first (no such symbol, a file that does not build)."""
     if kind:
-        return buildstep.check_cpu(external_routine(root, path, symbol, kind, **how))
+        return buildstep.check_not_glue(root, buildstep.check_cpu(external_routine(root, path, symbol, kind, **how)))
     try:
         inferred = infer.kind_from_name(symbol)
     except CopyfuzzError:
         trial = external_routine(root, path, symbol, "copy", **how)
         buildstep.link_external(root, trial, buildstep.link_env(root, trial.xlen, trial.arch))
         raise
-    r = buildstep.check_cpu(external_routine(root, path, symbol, inferred.value, kind_reason=inferred.reason, **how))
+    r = buildstep.check_not_glue(root, buildstep.check_cpu(
+        external_routine(root, path, symbol, inferred.value, kind_reason=inferred.reason, **how)))
     other = infer.other_direction(symbol, inferred.value)
     if other and buildstep.share_code(root, r, (symbol, other)):
         return external_routine(root, path, symbol, "copy", kind_reason=infer.both_directions(symbol, other).reason,
