@@ -47,7 +47,7 @@ CASES = [
     ("1eff2f11", "bxne", None, None, False, None, (), "next"),
     ("0ef0a0e1", "mov", None, None, False, None, (), "stop"),  # mov pc, lr: return
     ("108092e8", "ldm", "load", "r2", False, "r4", (), "stop"),  # ldm r2, {r4, pc}: an indirect jump
-    ("00f18fe0", "add", None, None, False, None, (), "stop"),  # add pc, pc, r0, lsl #2: a jump table
+    ("00f18fe0", "add", None, None, False, None, (), "jump"),  # add pc, pc, r0, lsl #2: into the table that follows
     ("f000f0e7", "udf", None, None, False, None, (), "stop"),
     ("920381e0", "umull", None, None, False, "r0", ("r1",), "next"),  # umull r0, r1, r2, r3
     ("700f1dee", "mrc", None, None, False, "r0", (), "next"),  # mrc p15, 0, r0, c13, c0, 3 (TPIDRURO)
@@ -80,6 +80,15 @@ def test_branch_and_call_targets() -> None:
     assert (insns[0x40].flow, insns[0x40].target) == ("jump", 0x40)
     assert (insns[0x44].flow, insns[0x44].target) == ("branch", 0x54)
     assert (insns[0x48].flow, insns[0x48].target, insns[0x48].rd) == ("call", 0x28, "lr")
+
+
+def test_computed_jump_into_the_table_that_follows() -> None:
+    """add pc, pc, r0, lsl #2 enters the table at its own address + 8 (every entry then
+    runs on); addne the same as a branch, so the audit walks the table's accesses."""
+    code = bytes.fromhex("00f18fe0" "00f18f10")
+    insns = arm.ISA.disassemble([(code, 0x100)], 32)
+    assert (insns[0x100].flow, insns[0x100].target, insns[0x100].indirect) == ("jump", 0x108, False)
+    assert (insns[0x104].flow, insns[0x104].target) == ("branch", 0x10c)
 
 
 def test_values_through_the_transfer_function() -> None:
