@@ -282,3 +282,18 @@ def test_the_build_directory_must_be_one_make_can_take(tmp_path: Path) -> None:
 
 def test_the_tool_knows_where_its_files_are() -> None:
     assert (ROOT / "kernel" / "prober" / "case.def").is_file() and build.CONFIG_DIR.is_dir()
+
+
+def test_an_architectures_default_sweep_is_said_and_yields_to_the_users_choice() -> None:
+    """32-bit ARM's default --max-len is its own (software PAN's TLB flushes under TCG), the
+    report says so with the way back to 256; a --max-len the user gave is never changed,
+    and the other architectures keep the prober's own default."""
+    from copyfuzz import targets
+    from copyfuzz.kernel import runner
+
+    extra, notes = runner.arch_defaults(argparse.Namespace(max_len=None), targets.ARM)
+    assert extra == ["--max-len", "160"]
+    assert len(notes) == 1 and "software PAN" in notes[0] and "--max-len 256" in notes[0]
+    assert runner.arch_defaults(argparse.Namespace(max_len=256), targets.ARM) == ([], [])
+    for arch in (targets.RISCV, targets.ARM64):
+        assert runner.arch_defaults(argparse.Namespace(max_len=None), arch) == ([], [])

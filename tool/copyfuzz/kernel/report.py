@@ -67,8 +67,9 @@ class Row:
 
 class Report:
     def __init__(self, kernel: Kernel, vm: Result, host: Result | None, workdir: Path, findings_dir: Path,
-                 baseline: known.Baseline | None, pargs: list[str]) -> None:
+                 baseline: known.Baseline | None, pargs: list[str], notes: list[str] | None = None) -> None:
         self.kernel, self.vm, self.host, self.workdir = kernel, vm, host, workdir
+        self.notes = notes or []  # what the sweep chose for the user, and why
         self.findings_dir = findings_dir / "kernel" / f"{kernel.arch.name}-{kernel.key[:10]}"
         self.pargs = pargs
         order = {name: i for i, name in enumerate(syscall_names())}
@@ -139,6 +140,7 @@ class Report:
                           "known_by": r.known_by.source if r.known_by else None} for r in self.rows],
             "errors": self.vm.errors,
             "prober_args": self.pargs,
+            "notes": self.notes,
             "workdir": str(self.workdir),
             "known": self.baseline.to_json() if self.baseline is not None else None,
         }
@@ -156,6 +158,8 @@ class Report:
             print(f"host kernel: Linux {platform.release()} {platform.machine()}, {self.host.ran:,} cases")
         else:
             print("host kernel: not run (--no-host)")
+        for note in self.notes:
+            print(f"note: {note}")
         for syscall, n in sorted(vm.skipped.items()):
             print(f"not run: {n:,} cases of {syscall} (its hang budget was spent)")
         for e in vm.errors:

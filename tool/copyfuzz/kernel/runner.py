@@ -33,7 +33,9 @@ def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
     p.add_argument("--syscalls", metavar="LIST",
                    help="which syscalls, comma-separated (default all: docs/kernel-sweep.md lists them)")
     p.add_argument("--max-len", type=int_in(0, 65536), metavar="L",
-                   help="every n up to L with every accessible count 0..n (default 256)")
+                   help="every n up to L with every accessible count 0..n (default 256" + "".join(
+                       f"; {a.kernel.sweep_max_len} on {a.name}" for a in targets.ARCHES.values()
+                       if a.kernel and a.kernel.sweep_max_len) + ": docs/kernel-sweep.md)")
     for axis in casedef.definition().axes:
         if axis.name in ("sizes", "koffs", "segs", "prots"):
             p.add_argument(f"--{axis.name}", metavar="LIST", help=f"{axis.meaning} (default {axis.default})")
@@ -60,6 +62,17 @@ def prober_args(args: argparse.Namespace) -> list[str]:
         if value is not None:
             out += [f"--{name.replace('_', '-')}", str(value)]
     return out
+
+
+def arch_defaults(args: argparse.Namespace, arch: targets.Arch) -> tuple[list[str], list[str]]:
+    """The prober arguments an architecture's default sweep adds where the user gave none
+    (targets.KernelBoot.sweep_max_len), and the notes that say so in the report."""
+    boot = arch.kernel
+    if boot is None or boot.sweep_max_len is None or getattr(args, "max_len", None) is not None:
+        return [], []
+    return (["--max-len", str(boot.sweep_max_len)],
+            [f"--max-len {boot.sweep_max_len}: {arch.name}'s default, not 256: {boot.sweep_max_len_why}; "
+             f"--max-len 256 for the full sweep"])
 
 
 def probers(root: Path, arch: targets.Arch) -> tuple[Path, Path]:
@@ -186,7 +199,8 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
         raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
     files.check_dir(args.findings, "--findings")
     kbuild.ensure_packages(root)
-    pargs = prober_args(args)
+    extra, notes = arch_defaults(args, targets.get(args.arch))
+    pargs = prober_args(args) + extra
     # The prober's own word on its options (and on how many cases they make), before a build.
     _, host_prober = probers(root, targets.get(args.arch))
     if report.count_cases(host_prober, pargs) == 0:
@@ -194,7 +208,7 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
     req = inputs.request(root, args)
     kernel = kbuild.build(root, req)
     vm, host, workdir = sweep_cases(root, kernel, pargs, args.jobs, args.cpu, not args.no_host, args.timeout)
-    out = report.Report(kernel, vm, host, workdir, args.findings, baseline, pargs)
+    out = report.Report(kernel, vm, host, workdir, args.findings, baseline, pargs, notes)
     out.write_reproducers()
     if args.write_known is not None:
         out.write_known(args.write_known)
