@@ -292,7 +292,7 @@ def test_an_architectures_default_sweep_is_said_and_yields_to_the_users_choice()
     from copyfuzz.kernel import runner
 
     extra, notes = runner.arch_defaults(argparse.Namespace(max_len=None), targets.ARM)
-    assert extra == ["--max-len", "160"]
+    assert extra == ["--max-len", "128"]
     assert len(notes) == 1 and "software PAN" in notes[0] and "--max-len 256" in notes[0]
     assert runner.arch_defaults(argparse.Namespace(max_len=256), targets.ARM) == ([], [])
     for arch in (targets.RISCV, targets.ARM64):
