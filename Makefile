@@ -229,7 +229,9 @@ check: deps
 # The booted-kernel tier (docs/kernel-sweep.md): builds small riscv64, arm64 and arm kernels
 # from Debian's linux-source (cached under $(O)/kernel/), boots each under qemu-system with
 # a fixture of ours in place of its user-copy file, and sweeps syscalls there: the seeded
-# fixture must hang write(), the clean one must not. After `make check` in CI (.ci/run).
+# fixture must hang write(), the clean one must not. It also runs the docs' commands that
+# take minutes (`# long tier`: the README's main job), so `make check` need not. After
+# `make check` in CI (.ci/run).
 check-kernel: deps
 	$(Q)sh scripts/deps.sh kernel
 	$(Q)$(PYTHON) -m pytest -q -m kernel; rc=$$?; \

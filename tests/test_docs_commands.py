@@ -8,8 +8,9 @@ The convention (docs/README.md, "Writing docs" has the details for writers):
     starts with `not run by the docs test: <why>` skips the command; at most
     MAX_NOT_RUN different commands may say so (`make check` runs this test). A comment
     that starts with `kernel tier` (`# kernel tier, exit 1`) marks a command that boots
-    kernels: the kernel tier runs it (tests/test_kernel_docs_e2e.py, `make check-kernel`),
-    not this test.
+    kernels, and one that starts with `long tier` a command that runs for minutes (the
+    README's main job): the long tier runs them (tests/test_kernel_docs_e2e.py, `make
+    check-kernel`, in CI after `make check`), not this test.
   - Output goes in ```text blocks. A line there that starts with '$ ' quotes a
     command: it must be one of the ```sh commands (so transcripts cannot show
     commands nobody runs). Shell-ish languages other than sh (bash, console,
@@ -51,7 +52,9 @@ COMMAND_TIMEOUT_S = 600
 BUILD_TIMEOUT_S = 1200
 MAX_NOT_RUN = 2
 NOT_RUN = "not run by the docs test:"
-KERNEL_TIER = "kernel tier"  # run by `make check-kernel` (tests/test_kernel_docs_e2e.py)
+# The tags of commands `make check-kernel` runs (tests/test_kernel_docs_e2e.py), not this
+# test, and why.
+TIERS = {"kernel tier": "boots kernels", "long tier": "runs for minutes"}
 SHELL_LANGUAGES = {"bash", "shell", "console", "sh-session", "shell-session", "shellsession",
                    "zsh", "terminal", "bash-session"}
 OUTPUT_TAIL_LINES = 60
@@ -64,7 +67,7 @@ class Command:
     text: str      # the command, comment removed, continuations joined
     expect: int    # the exit status it must have
     not_run: str   # why it is not run ("" when it is)
-    kernel: bool = False  # run by the kernel tier instead (not_run says so)
+    tier: str = ""  # a TIERS tag: `make check-kernel` runs it instead (not_run says so)
 
     @property
     def where(self) -> str:
@@ -180,10 +183,11 @@ def parse_page(page: str, text: str) -> tuple[list[Command], list[tuple[int, str
                                     "command, and its output in a ```text block")
                     continue
                 cmd, comment = split_comment(logical)
-                expect, not_run, kernel = 0, "", comment.startswith(KERNEL_TIER)
-                if kernel:
-                    comment = comment[len(KERNEL_TIER):].lstrip(" ,:")
-                    not_run = "boots kernels: `make check-kernel` runs it (tests/test_kernel_docs_e2e.py)"
+                expect, not_run = 0, ""
+                tier = next((t for t in TIERS if comment.startswith(t)), "")
+                if tier:
+                    comment = comment[len(tier):].lstrip(" ,:")
+                    not_run = f"{TIERS[tier]}: `make check-kernel` runs it (tests/test_kernel_docs_e2e.py)"
                 m = re.match(r"exit (\d+)\b", comment)
                 if m:
                     expect = int(m.group(1))
@@ -191,7 +195,7 @@ def parse_page(page: str, text: str) -> tuple[list[Command], list[tuple[int, str
                     not_run = comment[len(NOT_RUN):].strip()
                     if not not_run:
                         problems.append(f"{page}:{line}: '{NOT_RUN}' needs a reason")
-                commands.append(Command(page, line, cmd, expect, not_run, kernel))
+                commands.append(Command(page, line, cmd, expect, not_run, tier))
         elif lang == "text":
             for line, logical in logical_lines(content, first):
                 if logical.startswith("$ "):
@@ -411,7 +415,7 @@ def test_docs_have_commands():
 
 
 def test_at_most_a_couple_of_commands_are_not_run():
-    not_run = [c for c in COMMANDS if c.not_run and not c.kernel]
+    not_run = [c for c in COMMANDS if c.not_run and not c.tier]
     distinct = {normalise(c.text) for c in not_run}
     assert len(distinct) <= MAX_NOT_RUN, "\n".join(f"{c.where}: {c.text}  ({c.not_run})" for c in not_run)
 
