@@ -77,9 +77,8 @@ def test_no_retry_fixup_loses_progress_in_the_first_block(tmp_path: Path, xlen: 
     case = dict(kv.split("=") for kv in routine["reproducers"]["no-progress"].rsplit(":", 1)[1].split(","))
     assert int(case["dst_off"]) % szreg == 0, case
     assert 0 < int(case.get("src_fault", case.get("dst_fault", "0"))) < 4 * szreg, case
-    # the same file without the switch retries bytewise and is exact
-    rc, report, err = check(tmp_path, NEW, "--symbol", "__asm_copy_to_user", "--xlen", xlen, "--profile", "exact")
-    assert rc == 0 and report["routines"][0]["findings"] == {}, (err, report)
+    # the same file without the switch retries bytewise and is exact at both widths:
+    # test_clean_fixtures_are_clean_under_exact
 
 
 def test_missing_entry_is_flagged_by_the_audit_at_the_pc_the_sweep_faults_on(tmp_path: Path) -> None:
