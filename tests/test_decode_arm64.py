@@ -77,3 +77,17 @@ def test_undecodable_word_may_write_its_rd() -> None:
     insns = arm64.ISA.disassemble([(bytes.fromhex("e5ffffff" "1f2003d5"), 0)], 64)
     assert insns[4].mnemonic == "nop"
     assert insns[0].size == 4
+
+
+def test_mops_is_the_access_its_options_make_unprivileged() -> None:
+    """FEAT_MOPS (issue 25, point 7): cpyfpwt [x0]!, [x1]!, x2! (copy_to_user's shape) stores
+    through x0, not x1 (Capstone's one memory operand is the source); cpyfprt (reads
+    unprivileged: copy_from_user's) loads through x1; setp [x0]!, x2!, x3 stores through
+    x0. The pointers move on with their origins; the count is written."""
+    code = bytes.fromhex("40140119" "40240119" "4004c319")
+    insns = arm64.ISA.disassemble([(code, 0x1000)], 64)
+    got = [(i.mnemonic, i.access, i.base, i.writeback, i.rd, i.also) for _, i in sorted(insns.items())]
+    assert got == [("cpyfpwt", "store", "x0", True, None, ("x2",)),
+                   ("cpyfprt", "load", "x1", True, None, ("x2",)),
+                   ("setp", "store", "x0", True, None, ("x2",))]
+    assert insns[0x1008].srcs == ("x0", "x2", "x3")

@@ -16,6 +16,8 @@ constant keeps the origin and, when known, the value (adrp + add :lo12: is the a
 
 from __future__ import annotations
 
+import re
+
 from capstone import CS_ARCH_ARM64, CS_MODE_ARM, Cs
 from capstone import arm64 as cs_arm64
 
@@ -46,6 +48,11 @@ _NO_DEST = {"cmp", "cmn", "tst", "ccmp", "ccmn", "fcmp", "fcmpe", "msr", "dc", "
             "clrex", "bti", "paciasp", "autiasp", "csdb", "esb", "sb"}
 _ATOMIC_RD_SECOND = ("ldadd", "ldclr", "ldeor", "ldset", "ldsmax", "ldsmin", "ldumax", "ldumin", "swp")
 _PREFETCH = ("prfm", "prfum")
+# FEAT_MOPS: CPY[F]{P,M,E} and SET[G]{P,M,E} with their options. Capstone 5 gives a copy's
+# destination as a plain register and its source as the one memory operand, a set's
+# destination as a plain register: neither says which side is stored.
+_MOPS_CPY = re.compile(r"cpyf?[pme]((wt|rt|t|wn|rn|n)*)$")
+_MOPS_SET = re.compile(r"setg?[pme](t|n)*$")
 
 
 def _xreg(name: str) -> str | None:
@@ -79,6 +86,21 @@ def _decode_one(ci: object) -> Insn:
     mems = [op for op in ops if op.type == cs_arm64.ARM64_OP_MEM]
     xregs = [r for r in regs if r]
     insn.imm = imms[-1] if imms else None
+    cpy, setm = _MOPS_CPY.match(m), _MOPS_SET.match(m)
+    if (cpy or setm) and len(regs) >= 2 and regs[0]:
+        # one access of an instruction that moves up to a whole buffer: the side the
+        # options make unprivileged (RT: reads, the user's source in copy_from_user), else
+        # the store to the destination (WT, T, or none). The pointers move on within their
+        # buffers (their origins hold); the count's value is not followed.
+        src = _xreg(ci.reg_name(mems[0].mem.base)) if cpy and mems else None  # type: ignore[attr-defined]
+        opts = cpy.group(1) if cpy else ""
+        reads_user = "rt" in opts and "wt" not in opts
+        insn.access = "load" if reads_user and src else "store"
+        insn.base = src if insn.access == "load" else regs[0]
+        insn.writeback = True
+        insn.also = tuple(r for r in regs[1:2] if r)
+        insn.srcs = tuple(r for r in (regs[0], src, *regs[1:]) if r)
+        return insn
     if mems and not m.startswith(_PREFETCH):
         mem = mems[0].mem
         insn.base = _xreg(ci.reg_name(mem.base))  # type: ignore[attr-defined]
