@@ -24,6 +24,7 @@ import json
 import os
 import posixpath
 import re
+import secrets
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,9 +71,10 @@ class Repo:
 
     def _run(self, argv: list[str], *, check: bool = True, what: str = "") -> str | None:
         """git's stdout; on failure None (check=False) or a CopyfuzzError with git's first line."""
+        # --literal-pathspecs: --file is a path, never a pattern (`lib/*.S`, `:(glob)...`)
         full = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false", "-c", "log.showSignature=false",
                 "-C", self.path,
-                "--no-optional-locks", *argv]
+                "--no-optional-locks", "--literal-pathspecs", *argv]
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
         for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # REPO, not an inherited one
             env.pop(name, None)
@@ -120,11 +122,15 @@ class Repo:
         since), renames followed, oldest first. Merges whose result equals a parent's are
         not listed (git's history simplification), nor commits touching other files."""
         rng = f"{since}..{until}" if since else until
+        # Each commit's record starts with a marker no subject can hold by chance or by
+        # design: a subject may hold \x01 or any fixed string, never a fresh random one.
+        mark = f"\x01copyfuzz-{secrets.token_hex(16)}\x01"
         out = self._run(["log", "--follow", "-z", "--name-status", "--no-ext-diff", "--no-textconv",
-                         "--format=%x01%H%x00%aI%x00%s", rng, "--", path], what=f"git log --follow {path}")
+                         f"--format={mark.replace(chr(1), '%x01')}%H%x00%aI%x00%s", rng, "--", path],
+                        what=f"git log --follow {path}")
         assert out is not None
         found: list[Change] = []
-        for record in out.split("\x01")[1:]:
+        for record in out.split(mark)[1:]:
             fields = record.split("\0")
             if len(fields) < 5:
                 continue  # a merge: no change of its own is listed

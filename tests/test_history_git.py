@@ -1,0 +1,44 @@
+"""history.Repo on awkward repositories (issue 26): what git says is read exactly, and
+--file is a path, never a pattern. Needs only git."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from copyfuzz.history import Repo
+
+
+def git(repo: Path, *argv: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *argv],
+                   check=True, capture_output=True)
+
+
+def commit(repo: Path, path: str, text: str, subject: str) -> None:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(text)
+    git(repo, "add", "--", path)
+    git(repo, "commit", "-q", "-m", subject)
+
+
+def test_a_subject_holding_the_old_record_marker_keeps_its_commit(tmp_path: Path) -> None:
+    """A subject with \\x01 (git's record marker before) split a commit's record in two and
+    the commit vanished: a buggy HEAD was reported clean."""
+    git(tmp_path, "init", "-q")
+    commit(tmp_path, "lib/a.S", "one\n", "first")
+    commit(tmp_path, "lib/a.S", "two\n", "second \x01 with a marker")
+    commit(tmp_path, "lib/a.S", "three\n", "third")
+    changes = Repo(str(tmp_path)).changes("lib/a.S", "HEAD")
+    assert [c.subject for c in changes] == ["first", "second \x01 with a marker", "third"]
+
+
+def test_file_is_a_path_not_a_pathspec(tmp_path: Path) -> None:
+    """`lib/*.S` and `:(glob)` once merged other files' histories into one list."""
+    git(tmp_path, "init", "-q")
+    commit(tmp_path, "lib/a.S", "a\n", "a")
+    commit(tmp_path, "lib/b.S", "b\n", "b")
+    repo = Repo(str(tmp_path))
+    assert [c.subject for c in repo.changes("lib/a.S", "HEAD")] == ["a"]
+    assert repo.changes("lib/*.S", "HEAD") == []
+    assert repo.changes(":(glob)lib/*.S", "HEAD") == []
+    assert repo.blob("HEAD", "lib/*.S") is None
