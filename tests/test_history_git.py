@@ -42,3 +42,23 @@ def test_file_is_a_path_not_a_pathspec(tmp_path: Path) -> None:
     assert repo.changes("lib/*.S", "HEAD") == []
     assert repo.changes(":(glob)lib/*.S", "HEAD") == []
     assert repo.blob("HEAD", "lib/*.S") is None
+
+
+def test_a_directory_named_like_the_file_is_refused_not_checked(tmp_path: Path) -> None:
+    """A directory x.S: git log -- x.S lists the files under it, and their contents were
+    checked as x.S; it is refused in one line (exit 2), and a symbolic link too."""
+    from conftest import run_cli
+
+    git(tmp_path, "init", "-q")
+    commit(tmp_path, "x.S/inner.S", "inner\n", "a file under a directory x.S")
+    repo = Repo(str(tmp_path))
+    assert repo.entry("HEAD", "x.S") == "directory" and repo.changes("x.S", "HEAD") == []
+    (tmp_path / "link.S").symlink_to("x.S/inner.S")
+    git(tmp_path, "add", "link.S")
+    git(tmp_path, "commit", "-q", "-m", "a link")
+    assert repo.entry("HEAD", "link.S") == "symlink" and repo.entry("HEAD", "x.S/inner.S") == "file"
+    assert repo.entry("HEAD", "nothing.S") is None
+    for name, what in (("x.S", "a directory"), ("link.S", "a symlink")):
+        proc = run_cli("history", str(tmp_path), "--file", name, "--symbol", "f:copy", "--arch", "riscv")
+        assert proc.returncode == 2 and f"--file {name}: {what} at HEAD" in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -297,14 +297,28 @@ def check_history_args(args: argparse.Namespace) -> str:
     return norm
 
 
+def check_is_a_file(args: argparse.Namespace, repo: Repo, path: str) -> None:
+    """--file names a regular file at the newest revision looked at, or nothing there (a
+    file since deleted); a directory, a symbolic link or a submodule is refused."""
+    flag, rev = _newest(args)
+    commit = repo.commit(rev, flag)
+    what = repo.entry(commit, repo.path_at(commit, path))
+    if what not in (None, "file"):
+        raise CopyfuzzError(f"--file {path}: a {what} at {rev} ({commit[:12]}), not a regular file")
+
+
+def _newest(args: argparse.Namespace) -> tuple[str, str]:
+    """The newest revision history looks at, with the flag that names it."""
+    if args.bisect is not None:
+        return ("--good", args.good) if args.fixed else ("--bad", args.bad)
+    return "--until", args.until or "HEAD"
+
+
 def newest_text(args: argparse.Namespace, repo: Repo, path: str) -> str:
     """The newest version looked at (--until, --bad, or --good with --fixed) of the file
     and what it includes with quotes (a template holds the body): its instructions say
     the architecture when its path does not. "" when the file is not there."""
-    if args.bisect is not None:
-        flag, rev = ("--good", args.good) if args.fixed else ("--bad", args.bad)
-    else:
-        flag, rev = "--until", args.until or "HEAD"
+    flag, rev = _newest(args)
     commit = repo.commit(rev, flag)
     at = repo.path_at(commit, path)
     if repo.blob(commit, at) is None:
@@ -316,6 +330,7 @@ def run_history(root: Path, args: argparse.Namespace) -> int:
     path = check_history_args(args)
     symbols = [parse_symbol(s, args.kind) for s in args.symbol]  # a bad symbol before any git or build work
     repo = Repo(args.repo)
+    check_is_a_file(args, repo, path)
     for symbol, kind in symbols:
         if not kind:
             infer.kind_from_name(symbol)  # one whose name says no kind (each version works it out)

@@ -138,6 +138,8 @@ class Repo:
             if not status:
                 continue
             renamed = status[0] in "RC" and len(fields) > 5
+            if fields[4].startswith(path.rstrip("/") + "/"):
+                continue  # a file under a directory of that name: not the file asked for
             found.append(Change(commit, date, subject, status, fields[5] if renamed else fields[4],
                                 fields[4] if renamed else ""))
         found.reverse()
@@ -153,6 +155,18 @@ class Repo:
             return None
         commit, date, subject = out.rstrip("\n").split("\0", 2)
         return Change(commit, date, subject, "M", path)
+
+    def entry(self, rev: str, path: str) -> str | None:
+        """What path is at rev: "file" (a regular file), "symlink", "directory", "other"
+        (a submodule), or None when nothing is there."""
+        out = self._run(["ls-tree", "-z", "--end-of-options", rev, "--", path], check=False)
+        for item in (out or "").split("\0"):
+            meta, _, name = item.partition("\t")
+            if name == path and meta:
+                mode = meta.split(" ", 1)[0]
+                return {"100644": "file", "100755": "file", "120000": "symlink", "040000": "directory"}.get(
+                    mode, "other")
+        return None
 
     def blob(self, rev: str, path: str) -> str | None:
         """The blob id of path at rev, or None if there is no such file there."""
