@@ -155,6 +155,7 @@ def test_since_and_until(repo: tuple[Path, dict[str, str]], first_run: dict[str,
     rc, report, err = history(r, first_run["cache"], "--until", c["c6"])
     assert rc == 2 and report["commits"][-1]["builds"] is False
     assert err.count("\n") == 1 and "does not build" in err
+    assert "does not build" in report["error"]  # one object, with its error
 
 
 def test_text_rows(repo: tuple[Path, dict[str, str]], first_run: dict[str, Any]) -> None:
@@ -204,6 +205,7 @@ def test_bisect_first_fixed(repo: tuple[Path, dict[str, str]], first_run: dict[s
                               "--good", c["c11"])
     assert rc == 2 and report["first_fixed"] is None and report["candidates"] == [c["c9"], c["c11"]]
     assert "only versions that do not build are left" in err
+    assert "only versions that do not build are left" in report["error"]  # one object, with its error
 
 
 @pytest.mark.parametrize("args, message", [

@@ -383,15 +383,21 @@ def _history(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) 
     rows = list(_walk(checker, changes))
     _mark(rows, known_before=baseline is None and changes[0].status.startswith("A"))
     newest = next((r for r in reversed(rows) if not r.change.deleted), None)
+    broken = (f"the newest version of {path} ({newest.change.short}) does not build: {newest.error}"
+              if newest is not None and not newest.builds else "")
     if args.json:
-        print(json.dumps({"file": path, "repo": args.repo, "symbols": _symbols(checker, rows, "{s}:{k}", "|"),
-                          "since": since, "until": until, "max_len": args.max_len, "xlen": args.xlen,
-                          "profile": args.profile, "commits": [r.to_json() for r in rows],
-                          "checked": checker.checked, "cached": checker.from_cache}, indent=2))
+        out: dict[str, object] = {
+            "file": path, "repo": args.repo, "symbols": _symbols(checker, rows, "{s}:{k}", "|"),
+            "since": since, "until": until, "max_len": args.max_len, "xlen": args.xlen,
+            "profile": args.profile, "commits": [r.to_json() for r in rows],
+            "checked": checker.checked, "cached": checker.from_cache}
+        if broken:  # one object, as every exit 2 under --json: the rows and the error
+            out["error"] = broken
+        print(json.dumps(out, indent=2))
     else:
         _print_history(args, path, checker, rows, baseline is not None)
-    if newest is not None and not newest.builds:
-        raise CopyfuzzError(f"the newest version of {path} ({newest.change.short}) does not build: {newest.error}")
+    if broken:  # the line on stderr; under --json no second object (cli._report_error)
+        raise CopyfuzzError(broken)
     return 1 if newest is not None and newest.findings else 0
 
 
@@ -522,13 +528,16 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
         out: dict[str, object] = {"file": path, "repo": args.repo, "bisect": cls, "good": good, "bad": bad,
                                   "steps": steps, "commits": [r.to_json() for r in rows],
                                   "checked": checker.checked, "cached": checker.from_cache}
+    unresolved = (f"only versions that do not build are left: the first {word} commit is one of "
+                  + ", ".join(c.short for c in [*between, found])) if between else ""
+    if args.json:
         out[key] = None if between else found.commit
-        if between:
+        if between:  # one object, as every exit 2 under --json: the steps and the error
             out["candidates"] = [c.commit for c in [*between, found]]
+            out["error"] = unresolved
         print(json.dumps(out, indent=2))
-    if between:
-        names = ", ".join(c.short for c in [*between, found])
-        raise CopyfuzzError(f"only versions that do not build are left: the first {word} commit is one of {names}")
+    if between:  # the line on stderr; under --json no second object (cli._report_error)
+        raise CopyfuzzError(unresolved)
     if not args.json:
         console = stdout_console()
         emit(console, f"{key}: {found.commit}")
