@@ -1,11 +1,15 @@
-"""history.Repo on awkward repositories (issue 26): what git says is read exactly, and
---file is a path, never a pattern. Needs only git."""
+"""history on awkward repositories (issue 26): what git says is read exactly, --file is
+a path, never a pattern, and a killed run leaves nothing for good. Needs only git."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 
+import pytest
+from copyfuzz import atomic
 from copyfuzz.history import Repo
 
 
@@ -62,3 +66,22 @@ def test_a_directory_named_like_the_file_is_refused_not_checked(tmp_path: Path) 
         proc = run_cli("history", str(tmp_path), "--file", name, "--symbol", "f:copy", "--arch", "riscv")
         assert proc.returncode == 2 and f"--file {name}: {what} at HEAD" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_killed_runs_private_directories_are_removed_by_the_next(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGKILLed history left /tmp/copyfuzz-history-* behind for good (issue 26, point 7):
+    the next run removes those whose writer is gone, and never a live run's."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f"copyfuzz-history-{dead.pid}-abcd"
+    (left / "src").mkdir(parents=True)
+    live = tmp_path / f"copyfuzz-history-{os.getppid()}-efgh"
+    live.mkdir()
+    other = tmp_path / f"copyfuzz-historyX-{dead.pid}-ijkl"
+    other.mkdir()
+    fresh = atomic.private_tmpdir("copyfuzz-history-")
+    assert fresh.parent == tmp_path and fresh.name.startswith(f"copyfuzz-history-{os.getpid()}-")
+    assert not left.exists() and live.exists() and other.exists()

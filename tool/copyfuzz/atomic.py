@@ -14,6 +14,8 @@ import fcntl
 import os
 import re
 import secrets
+import shutil
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -89,6 +91,22 @@ def remove_stale_temporaries(directory: Path) -> None:
         m = _TMP.match(path.name)
         if m and not _alive(int(m.group("pid"))):
             path.unlink(missing_ok=True)
+
+
+def private_tmpdir(prefix: str) -> Path:
+    """A fresh directory under the temporary directory, named prefix + this pid; first
+    removes those a killed run of ours left (same prefix, our user, writer gone)."""
+    base = Path(tempfile.gettempdir())
+    owner = re.compile(rf"^{re.escape(prefix)}(?P<pid>\d+)-")
+    for old in base.glob(f"{prefix}*"):
+        m = owner.match(old.name)
+        try:
+            mine = old.is_dir() and not old.is_symlink() and old.stat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if m and mine and not _alive(int(m.group("pid"))):
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
 
 
 @contextmanager

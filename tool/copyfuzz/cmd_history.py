@@ -35,7 +35,7 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from . import __version__, build, files, history, infer, paths, plan, records, targets
+from . import __version__, atomic, build, files, history, infer, paths, plan, records, targets
 from .checkfile import parse_symbol
 from .cmd_check import build_file_routines
 from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
@@ -183,7 +183,7 @@ class Checker:
 
     def _run(self, change: Change, sources: dict[str, str]) -> dict[str, object]:
         """Write the version's sources into a private directory and check it there."""
-        tmp = Path(tempfile.mkdtemp(prefix="copyfuzz-history-"))
+        tmp = atomic.private_tmpdir("copyfuzz-history-")  # a killed run's are removed first
         try:
             src = tmp / "src"
             for name, blob in sources.items():
