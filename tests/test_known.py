@@ -4,6 +4,7 @@ and a bad file on each command's command line (exit 2, one line, before anything
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,22 @@ def test_junit_fails_on_new_findings_alone_and_names_the_known_ones() -> None:
     entry["unique_findings"] = [u for u in entry["unique_findings"] if u["known"]]
     [tc] = junit.replay_testcases([entry], {}, set(), False)
     assert tc.outcomes == [] and tc.skipped is not None and tc.skipped.startswith("known findings only: hang *")
+
+
+def test_a_known_file_that_is_no_regular_file_or_too_large_is_refused(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """--known /dev/zero grew to the machine's memory, and a FIFO with no writer waited for
+    ever (issue 26, point 8): both are one line; so is a file past known.MAX_BYTES."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (Path("/dev/zero"), fifo, tmp_path):
+        with pytest.raises(CopyfuzzError, match="not a regular file|cannot read it"):
+            known.load(path)
+    big = tmp_path / "big.txt"
+    big.write_text("wrong-data *\n" * 100)
+    monkeypatch.setattr(known, "MAX_BYTES", 1000)
+    with pytest.raises(CopyfuzzError, match="larger than"):
+        known.load(big)
+    big.write_text("".join(f"wrong-data sym{i}\n" for i in range(50)))
+    monkeypatch.setattr(known, "MAX_BYTES", big.stat().st_size)
+    assert len(known.load(big).entries) == 50  # at the limit: read

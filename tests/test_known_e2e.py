@@ -250,3 +250,21 @@ def test_ci_scripts_take_known_and_write_known(tmp_path: Path) -> None:
     result = json.loads((tmp_path / "rep" / "regressions.json").read_text())
     assert all(u["known"] for e in result for u in e["unique_findings"])
     assert body(out) == lines
+
+
+def test_a_long_baseline_is_read_in_linear_time_and_its_unused_lines_summed_up(tmp_path: Path) -> None:
+    """A million-line baseline took 148 s, nearly all of it printing each unused line
+    (issue 26, point 8): the text report lists known.SHOWN_UNUSED of them and counts the
+    rest; --json still lists every one."""
+    from copyfuzz import known
+
+    extra = 10
+    base = tmp_path / "many.txt"
+    base.write_text("".join(f"wrong-data sym{i}+0x4\n" for i in range(known.SHOWN_UNUSED + extra)))
+    common = ("sweep", "riscv/copy_user", "--max-len", "1", "--no-audit", "--known", str(base),
+              "--findings", str(tmp_path / "f"))
+    text = run_cli(*common)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.count("unused: ") == known.SHOWN_UNUSED
+    assert f"... and {extra} more unused lines" in text.stdout
+    assert len(json_of(run_cli(*common, "--json"))["known"]["unused"]) == known.SHOWN_UNUSED + extra

@@ -530,8 +530,12 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
         new = sum(len(r.new_findings) for r in results)
         emit(console, f"known findings ({escape(str(baseline.path))}): {accepted} accepted, "
                       f"{'[red]' if new else ''}{new} new{'[/]' if new else ''}")
-        for entry in baseline.unused():
+        unused = baseline.unused()
+        for entry in unused[:known.SHOWN_UNUSED]:
             emit(console, f"  [dim]unused: {escape(entry.source)}: {escape(entry.text)}[/]")
+        if len(unused) > known.SHOWN_UNUSED:  # every one is in --json's known.unused
+            emit(console, f"  [dim]... and {len(unused) - known.SHOWN_UNUSED:,} more unused lines (--json lists "
+                          "them all)[/]")
     for r in results:
         for text in r.stderr:
             lines = text.splitlines()

@@ -11,6 +11,7 @@ write error carries no file name of its own: these helpers add it.
 from __future__ import annotations
 
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -70,3 +71,23 @@ def read_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as e:
         raise CopyfuzzError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+def read_input_text(path: Path, option: str, limit: int) -> str:
+    """A text input an option names (a baseline, ...): a regular file of at most limit
+    bytes, UTF-8. A device, a FIFO or a file that grows past the limit while it is read
+    (/dev/zero, a log being written) is refused in one line, before it fills memory."""
+    try:  # O_NONBLOCK: a FIFO with no writer is refused, not waited on
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise CopyfuzzError(f"{option} {path}: not a regular file")
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise CopyfuzzError(f"{option} {path}: cannot read it: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise CopyfuzzError(f"{option} {path}: larger than {limit >> 20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CopyfuzzError(f"{option} {path}: not a text file (UTF-8)") from None

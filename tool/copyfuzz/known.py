@@ -165,14 +165,12 @@ class Baseline:
                 "unused": [f"{e.source}: {e.text}" for e in self.unused()]}
 
 
+MAX_BYTES = 64 << 20  # a baseline larger than this is a mistake, not a list of findings
+SHOWN_UNUSED = 50  # unused lines a text report lists (JSON gives them all)
+
+
 def load(path: Path, classes: tuple[str, ...] | None = None) -> Baseline:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CopyfuzzError(f"--known {path}: not a text file (UTF-8)") from None
-    except OSError as e:
-        raise CopyfuzzError(f"--known {path}: cannot read it: {e.strerror or e}") from None
-    return Baseline(path, parse(text, str(path), classes))
+    return Baseline(path, parse(files.read_input_text(path, "--known", MAX_BYTES), str(path), classes))
 
 
 def from_args(args: object, classes: tuple[str, ...] | None = None) -> Baseline | None:
