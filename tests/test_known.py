@@ -209,3 +209,15 @@ def test_a_known_file_that_is_no_regular_file_or_too_large_is_refused(tmp_path: 
     big.write_text("".join(f"wrong-data sym{i}\n" for i in range(50)))
     monkeypatch.setattr(known, "MAX_BYTES", big.stat().st_size)
     assert len(known.load(big).entries) == 50  # at the limit: read
+
+
+@pytest.mark.parametrize("routine", ["riscv/copy_user", "my dir/uaccess.S:__asm_copy_to_user", "it's.S:f",
+                                     "a #b/x.S:f", "back\\slash.S:f", 'q"uote.S:f', "tab\there.S:f", "plain#.S:f"])
+def test_every_line_written_reads_back(routine: str) -> None:
+    """--write-known wrote lines --known refused when a path held a blank (issue 26,
+    point 9): a routine name that needs it is shell-quoted, and reads back as it was,
+    comments and all."""
+    line = known.format_line("wrong-data", "f+0x4", routine)
+    (entry,) = known.parse(f"{line}   # accepted\n", "k.txt")
+    assert (entry.cls, entry.pc, entry.routine) == ("wrong-data", "f+0x4", routine)
+    assert entry.text == line

@@ -78,7 +78,13 @@ def key_text(cls: str, pc: str | None) -> str:
 
 
 def format_line(cls: str, pc: str | None, routine: str | None = None) -> str:
-    return key_text(cls, pc) + (f" {routine}" if routine else "")
+    """One baseline line; a routine whose name holds a blank, a quote, a backslash or a
+    `#` (a file path) is shell-quoted, so that parse() reads it back as it was."""
+    return key_text(cls, pc) + (f" {_quote(routine)}" if routine else "")
+
+
+def _quote(routine: str) -> str:
+    return routine if re.fullmatch(r"[^\s'\"\\#]+", routine) else shlex.quote(routine)
 
 
 def canonical_pc(text: str) -> str:
@@ -99,9 +105,16 @@ def canonical_pc(text: str) -> str:
 
 
 def _strip_comment(line: str) -> str:
-    if line.lstrip().startswith("#"):
-        return ""
-    return re.split(r"\s#", line, maxsplit=1)[0].strip()
+    """The line without its comment: `#` at its start or after a blank, outside quotes."""
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].strip()
+    return line.strip()
 
 
 def parse(text: str, source: str, classes: tuple[str, ...] | None = None) -> list[Entry]:
@@ -128,7 +141,16 @@ def parse(text: str, source: str, classes: tuple[str, ...] | None = None) -> lis
         except ValueError as e:
             raise CopyfuzzError(f"{where_}: {e}") from None
         routine = words[2] if len(words) > 2 else None
-        if routine is not None and len(routine.split()) > 1:
+        if routine is not None and routine[0] in "'\"":  # quoted by format_line: a path with blanks
+            try:
+                quoted = shlex.split(routine)
+            except ValueError:
+                quoted = []
+            if len(quoted) != 1:
+                raise CopyfuzzError(f"{where_}: expected 'CLASS PC [ROUTINE]', not {line!r} (a quoted routine "
+                                    "is one shell word)")
+            routine = quoted[0]
+        elif routine is not None and len(routine.split()) > 1:
             raise CopyfuzzError(f"{where_}: expected 'CLASS PC [ROUTINE]', not {line!r} (one routine a line)")
         key = (cls, pc, routine)
         if key in seen:
