@@ -247,3 +247,19 @@ def test_a_version_without_the_symbol_is_a_row(repo: tuple[Path, dict[str, str]]
     assert all(not row["builds"] for row in rows)
     assert "'cf_not_here' is not defined there" in rows[0]["error"] and "__asm_copy_to_user" in rows[0]["error"]
     assert rows[1]["error"].startswith("lib/include/copy_template.S:")  # the assembler stops first
+
+
+def test_a_cache_entry_of_another_shape_is_a_miss(repo: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """An edited or foreign cache entry gave a ValueError traceback (issue 26, point 2):
+    it is checked again, and rewritten."""
+    r, c = repo
+    cache = tmp_path / "cache"
+    rc, report, err = history(r, cache, "--until", c["c1"])
+    assert rc == 0 and report["checked"] == 1, err
+    (entry,) = cache.rglob("*.json")
+    data = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**data, "cases": "many", "findings": [1, 2]}))
+    rc, report, err = history(r, cache, "--until", c["c1"])
+    assert rc == 0 and report["checked"] == 1 and report["cached"] == 0, err
+    rc, report, err = history(r, cache, "--until", c["c1"])
+    assert rc == 0 and report["cached"] == 1, err  # rewritten in the right shape

@@ -35,7 +35,7 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from . import __version__, atomic, build, files, history, infer, paths, plan, records, targets
+from . import __version__, atomic, build, checkfile, files, history, infer, paths, plan, records, targets
 from .checkfile import parse_symbol
 from .cmd_check import build_file_routines
 from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
@@ -128,9 +128,12 @@ class Checker:
     def _options(self) -> dict[str, object]:
         """Everything besides the texts that a result depends on, the tool's build included."""
         a = self.args
+        arch = self.build.arch
         tool = [history.file_digest(self.root / p) for p in (
-            paths.harness_object(paths.REL, a.xlen), paths.libcfref(paths.REL), Path("harness/target.c"),
-            Path("harness/link-executor.sh"))]
+            paths.harness_object(paths.REL, targets.get(arch).width(a.xlen), arch), paths.libcfref(paths.REL),
+            Path("harness/target.c"), Path("harness/link-executor.sh"))]
+        # the kernel headers and glue the version is built against (checkfile.compat_include)
+        tool.append(history.tree_digest(self.root / Path(checkfile.compat_include(arch)).parent))
         if a.memcheck:
             tool.append(history.file_digest(paths.plugin(self.root)))
         return {
@@ -158,10 +161,14 @@ class Checker:
         key = history.version_key(sources, change.path, self.options)
         cached = self.cache.get(key)
         if cached is not None:
-            self.from_cache += 1
-            row.cached = True
-            self._fill(row, cached)
-            return row
+            try:
+                self._fill(row, cached)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                row = Row(change)  # an entry of another shape (edited, or an old tool's): a miss
+            else:
+                self.from_cache += 1
+                row.cached = True
+                return row
         result = self._run(change, sources)
         self.checked += 1
         self.cache.put(key, result)
