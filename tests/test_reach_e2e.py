@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -75,3 +75,27 @@ def test_the_fixups_counted_are_the_routines_own_and_not_measured_is_said(tmp_pa
     text = run_cli("check", src, "--symbol", "__clear_user:clear", "--max-len", "8", "--no-audit",
                    "--findings", str(tmp_path)).stdout
     assert "what of it ran was not measured (--no-audit)" in text
+
+
+def test_one_decode_serves_several_audits_and_none_sees_anothers_origins() -> None:
+    """The symbols of one file share their executors' code, decoded once (audit._decoded;
+    issue 26, point 11): each audit marks its own copies, so a copy_to_user audit after
+    a copy_from_user one of the same code gives what it gives alone."""
+    from copyfuzz import audit, paths
+
+    elf = paths.build_dir(ROOT) / "riscv64" / "riscv" / "copy_user.elf"
+
+    def origins(kind: str) -> list[tuple[int, str | None]]:
+        a = audit.audit_executor(elf, name="x", symbol="__asm_copy_to_user", kind=kind, xlen=64,
+                                 table_format="rel")
+        return [(i.addr, i.origin) for i in a.listing if i.access]
+
+    alone = {}
+    for kind in ("copy_to_user", "copy_from_user"):
+        audit._DECODED.clear()
+        alone[kind] = origins(kind)
+    assert alone["copy_to_user"] != alone["copy_from_user"]
+    audit._DECODED.clear()
+    assert [origins(k) for k in ("copy_from_user", "copy_to_user", "copy_from_user")] == \
+        [alone["copy_from_user"], alone["copy_to_user"], alone["copy_from_user"]]
+    assert len(audit._DECODED) == 1

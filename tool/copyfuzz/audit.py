@@ -38,6 +38,8 @@ when alone): the routine reaches user memory through the other pointer only.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,6 +343,24 @@ def _no_user_access(kind: str, listing: list[Insn], isa: Isa) -> str | None:
             f"so it checked nothing")
 
 
+_DECODED: dict[tuple[object, ...], dict[int, Insn]] = {}
+
+
+def _decoded(arch: str, isa: Isa, blobs: decode.Blobs, xlen: int) -> dict[int, Insn]:
+    """The executor's code decoded, once per distinct code: the symbols of one file are
+    linked into executors with the same code, and decoding is most of an audit's time
+    (a 10,000-function file: about 4 s a symbol). Read only: the audit copies what it
+    marks. The last few kept."""
+    key = (arch, xlen, tuple((hashlib.sha256(bytes(b)).digest(), a) for b, a in blobs))
+    code = _DECODED.get(key)
+    if code is None:
+        code = isa.disassemble(blobs, xlen)
+        while len(_DECODED) >= 2:
+            _DECODED.pop(next(iter(_DECODED)))
+        _DECODED[key] = code
+    return code
+
+
 def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: int,
                    table_format: str, arch: str = "riscv") -> Audit:
     isa = decode.for_arch(arch)
@@ -348,7 +368,7 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
     if entry_addr is None:
         raise CopyfuzzError(f"{name}: symbol {symbol!r} is not in the linked executor")
 
-    code = isa.disassemble(blobs, xlen)
+    code = _decoded(arch, isa, blobs, xlen)
 
     def in_section(addr: int, which: str | None = None) -> bool:
         return any(lo <= addr < hi for s, lo, hi in code_ranges if which in (None, s))
@@ -371,7 +391,7 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
 
     # The routine: reachable from its symbol, then through the fixups of what it covers.
     states = _flow(code, entries, [(entry_addr, _entry_state(kind, isa))], got, xlen, isa)
-    listing = [code[a] for a in sorted(states)]
+    listing = [dataclasses.replace(code[a]) for a in sorted(states)]  # their own: origins are this routine's
     index = {r: i for i, r in enumerate(isa.regs)}
     for insn in listing:
         if insn.access and insn.base in index:

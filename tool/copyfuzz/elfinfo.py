@@ -18,10 +18,12 @@ only shows where no sized function holds the pc.
 from __future__ import annotations
 
 import bisect
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elftools.common.exceptions import ELFError
+from elftools.dwarf.lineprogram import LineProgram
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
@@ -151,10 +153,15 @@ def where(sym: Symbolizer | None, addr: int) -> str:
     return sym.describe(addr) if sym else f"{addr:#x}"
 
 
+_LINES: dict[bytes, dict[int, str]] = {}  # one compilation unit's rows, by its line program's bytes
+
+
 def source_lines(path: Path) -> dict[int, str]:
     """`file:line` of each (2-byte aligned) address the ELF's DWARF line table covers, a
     row holding up to the next (a macro's several instructions are one line), {} when it
-    has none or cannot be read."""
+    has none or cannot be read. Each compilation unit's rows are read once per distinct
+    line program: the executors of one file's symbols share its unit, and reading a large
+    one took a second a symbol."""
     out: dict[int, str] = {}
     try:
         with path.open("rb") as f:
@@ -162,21 +169,42 @@ def source_lines(path: Path) -> dict[int, str]:
             if not elf.has_dwarf_info():
                 return out
             dwarf = elf.get_dwarf_info()
+            section = elf.get_section_by_name(".debug_line")
+            strings = elf.get_section_by_name(".debug_line_str")
+            line_data = section.data() if section is not None else b""
+            line_str = strings.data() if strings is not None else b""
             for cu in dwarf.iter_CUs():
                 program = dwarf.line_program_for_CU(cu)
                 if program is None:
                     continue
-                names = program["file_entry"]
-                base = 1 if program.header["version"] < 5 else 0
-                rows = [e.state for e in program.get_entries() if e.state is not None]
-                for st, after in zip(rows, rows[1:]):  # a row holds up to the next row's address
-                    if st.end_sequence or not 0 <= st.file - base < len(names):
-                        continue
-                    where = f"{Path(names[st.file - base].name.decode(errors='replace')).name}:{st.line}"
-                    for addr in range(st.address, min(after.address, st.address + 256), 2):
-                        out.setdefault(addr, where)
+                stmt = cu.get_top_DIE().attributes.get("DW_AT_stmt_list")
+                start = stmt.value if stmt is not None else program.program_start_offset
+                key = hashlib.sha256(line_data[start:program.program_end_offset] + b"\0" + (
+                    line_str if program.header["version"] >= 5 else b"")).digest()
+                rows = _LINES.get(key)
+                if rows is None:
+                    rows = _unit_lines(program)
+                    while len(_LINES) >= 64:
+                        _LINES.pop(next(iter(_LINES)))
+                    _LINES[key] = rows
+                for addr, where in rows.items():
+                    out.setdefault(addr, where)
     except (OSError, ELFError, ValueError, KeyError, IndexError):
         return {}
+    return out
+
+
+def _unit_lines(program: LineProgram) -> dict[int, str]:
+    out: dict[int, str] = {}
+    names = program["file_entry"]
+    base = 1 if program.header["version"] < 5 else 0
+    rows = [e.state for e in program.get_entries() if e.state is not None]
+    for st, after in zip(rows, rows[1:]):  # a row holds up to the next row's address
+        if st.end_sequence or not 0 <= st.file - base < len(names):
+            continue
+        where = f"{Path(names[st.file - base].name.decode(errors='replace')).name}:{st.line}"
+        for addr in range(st.address, min(after.address, st.address + 256), 2):
+            out.setdefault(addr, where)
     return out
 
 
