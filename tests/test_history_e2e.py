@@ -258,8 +258,13 @@ def test_a_cache_entry_of_another_shape_is_a_miss(repo: tuple[Path, dict[str, st
     assert rc == 0 and report["checked"] == 1, err
     (entry,) = cache.rglob("*.json")
     data = json.loads(entry.read_text())
-    entry.write_text(json.dumps({**data, "cases": "many", "findings": [1, 2]}))
-    rc, report, err = history(r, cache, "--until", c["c1"])
-    assert rc == 0 and report["checked"] == 1 and report["cached"] == 0, err
+    for wrong in ({"cases": "many"}, {"findings": [1, 2]}, {"findings": {"wrong-data": "many"}},
+                  {"reproducers": {"wrong-data": "ab"}}, {"builds": "yes"}):
+        entry.write_text(json.dumps({**data, **wrong}))
+        rc, report, err = history(r, cache, "--until", c["c1"])
+        assert rc == 0 and report["checked"] == 1 and report["cached"] == 0, (wrong, err)
     rc, report, err = history(r, cache, "--until", c["c1"])
     assert rc == 0 and report["cached"] == 1, err  # rewritten in the right shape
+    proc = run_cli("history", str(r), "--file", "lib/usercopy.S", "--symbol", SYMBOL, "--max-len", MAX_LEN,
+                   "--cache", str(cache), "--until", c["c1"])  # the text rows read the entry too
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -212,7 +212,8 @@ def test_a_known_file_that_is_no_regular_file_or_too_large_is_refused(tmp_path: 
 
 
 @pytest.mark.parametrize("routine", ["riscv/copy_user", "my dir/uaccess.S:__asm_copy_to_user", "it's.S:f",
-                                     "a #b/x.S:f", "back\\slash.S:f", 'q"uote.S:f', "tab\there.S:f", "plain#.S:f"])
+                                     "a #b/x.S:f", "back\\slash.S:f", 'q"uote.S:f', "tab\there.S:f", "plain#.S:f",
+                                     "it's #x.S:f"])
 def test_every_line_written_reads_back(routine: str) -> None:
     """--write-known wrote lines --known refused when a path held a blank (issue 26,
     point 9): a routine name that needs it is shell-quoted, and reads back as it was,
@@ -221,3 +222,15 @@ def test_every_line_written_reads_back(routine: str) -> None:
     (entry,) = known.parse(f"{line}   # accepted\n", "k.txt")
     assert (entry.cls, entry.pc, entry.routine) == ("wrong-data", "f+0x4", routine)
     assert entry.text == line
+
+
+def test_an_older_unquoted_line_keeps_its_comment_apart_and_a_line_break_is_refused() -> None:
+    """A quote opens only at the start of a word: a hand-written `it's.S:f   # note`
+    reads as before quoting came in; a name with a line break cannot be one line."""
+    (entry,) = known.parse("wrong-data f+0x4 it's.S:f   # note\n", "k.txt")
+    assert entry.routine == "it's.S:f"
+    (entry,) = known.parse('wrong-data f+0x4 "a \\" # b"   # note\n', "k.txt")
+    assert entry.routine == 'a " # b'
+    for name in ("a\nb.S:f", "a\x0cb.S:f", "a\u2028b.S:f"):
+        with pytest.raises(CopyfuzzError, match="line break"):
+            known.format_line("wrong-data", "f+0x4", name)

@@ -176,6 +176,7 @@ class Checker:
         return row
 
     def _fill(self, row: Row, result: dict[str, object]) -> None:
+        _check_shape(result)  # a cached entry may be anything: ValueError, a miss
         row.builds = bool(result["builds"])
         row.error = str(result.get("error", ""))
         row.findings = dict(result.get("findings", {}))  # type: ignore[call-overload]
@@ -302,6 +303,22 @@ def check_history_args(args: argparse.Namespace) -> str:
         if args.since or args.until:
             raise CopyfuzzError("--bisect searches between --good and --bad: no --since or --until")
     return norm
+
+
+def _check_shape(result: dict[str, object]) -> None:
+    """A result as _run returns it, or ValueError: what the rows print and the cache
+    keeps (an edited or foreign cache entry is a miss, never a traceback later on)."""
+    def str_map(v: object, values: tuple[type, ...]) -> bool:
+        return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, values) for k, x in v.items())
+
+    ok = (isinstance(result.get("builds"), bool) and isinstance(result.get("error", ""), str)
+          and str_map(result.get("findings", {}), (int,)) and str_map(result.get("notes", {}), (int,))
+          and isinstance(result.get("cases", 0), int) and str_map(result.get("kinds", {}), (str,))
+          and str_map(result.get("reproducers", {}), (list,))
+          and all(len(t) == 2 and all(isinstance(x, str) for x in t)
+                  for t in dict(result.get("reproducers", {})).values()))  # type: ignore[call-overload]
+    if not ok:
+        raise ValueError("not a history result")
 
 
 def check_is_a_file(args: argparse.Namespace, repo: Repo, path: str) -> None:

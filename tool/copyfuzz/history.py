@@ -164,7 +164,8 @@ class Repo:
             meta, _, name = item.partition("\t")
             if name == path and meta:
                 mode = meta.split(" ", 1)[0]
-                return {"100644": "file", "100755": "file", "120000": "symlink", "040000": "directory"}.get(
+                return {"100644": "file", "100755": "file", "120000": "symlink", "040000": "directory",
+                        "160000": "submodule"}.get(
                     mode, "other")
         return None
 

@@ -84,6 +84,8 @@ def format_line(cls: str, pc: str | None, routine: str | None = None) -> str:
 
 
 def _quote(routine: str) -> str:
+    if routine.splitlines() != [routine]:  # a baseline is read line by line
+        raise CopyfuzzError(f"routine {routine!r}: its name holds a line break, which no baseline line can")
     return routine if re.fullmatch(r"[^\s'\"\\#]+", routine) else shlex.quote(routine)
 
 
@@ -105,15 +107,25 @@ def canonical_pc(text: str) -> str:
 
 
 def _strip_comment(line: str) -> str:
-    """The line without its comment: `#` at its start or after a blank, outside quotes."""
+    """The line without its comment: `#` at its start or after a blank, outside quotes. A
+    quote opens only at the start of a word (as format_line writes one), so an older,
+    unquoted `it's.S:f   # note` keeps its comment apart; `\\"` inside "..." is no end."""
     quote = ""
+    escaped = glued = False  # glued: just after a closing quote ('it'"'"'s: one word)
     for i, c in enumerate(line):
         if quote:
-            quote = "" if c == quote else quote
-        elif c in "'\"":
+            if escaped:
+                escaped = False
+            elif quote == '"' and c == "\\":
+                escaped = True
+            elif c == quote:
+                quote, glued = "", True
+            continue
+        if c in "'\"" and (i == 0 or line[i - 1].isspace() or glued):
             quote = c
         elif c == "#" and (i == 0 or line[i - 1].isspace()):
             return line[:i].strip()
+        glued = False
     return line.strip()
 
 
