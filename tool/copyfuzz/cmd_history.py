@@ -131,7 +131,7 @@ class Checker:
         arch = self.build.arch
         tool = [history.file_digest(self.root / p) for p in (
             paths.harness_object(paths.REL, targets.get(arch).width(a.xlen), arch), paths.libcfref(paths.REL),
-            Path("harness/target.c"), Path("harness/link-executor.sh"))]
+            Path("harness/target.c"), Path("harness/link-executor.sh"), Path("harness/extable-format.sh"))]
         # the kernel headers and glue the version is built against (checkfile.compat_include)
         tool.append(history.tree_digest(self.root / Path(checkfile.compat_include(arch)).parent))
         if a.memcheck:
