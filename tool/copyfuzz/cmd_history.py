@@ -160,15 +160,11 @@ class Checker:
             self._settle(inferred.value, inferred.reason)
         key = history.version_key(sources, change.path, self.options)
         cached = self.cache.get(key)
-        if cached is not None:
-            try:
-                self._fill(row, cached)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                row = Row(change)  # an entry of another shape (edited, or an old tool's): a miss
-            else:
-                self.from_cache += 1
-                row.cached = True
-                return row
+        if cached is not None and _is_result(cached):  # another shape (edited, an old tool's): a miss
+            self.from_cache += 1
+            row.cached = True
+            self._fill(row, cached)
+            return row
         result = self._run(change, sources)
         self.checked += 1
         self.cache.put(key, result)
@@ -176,7 +172,6 @@ class Checker:
         return row
 
     def _fill(self, row: Row, result: dict[str, object]) -> None:
-        _check_shape(result)  # a cached entry may be anything: ValueError, a miss
         row.builds = bool(result["builds"])
         row.error = str(result.get("error", ""))
         row.findings = dict(result.get("findings", {}))  # type: ignore[call-overload]
@@ -305,9 +300,9 @@ def check_history_args(args: argparse.Namespace) -> str:
     return norm
 
 
-def _check_shape(result: dict[str, object]) -> None:
-    """A result as _run returns it, or ValueError: what the rows print and the cache
-    keeps (an edited or foreign cache entry is a miss, never a traceback later on)."""
+def _is_result(result: dict[str, object]) -> bool:
+    """Has a cached entry the shape _run gives a result (what the rows print)? An edited
+    or foreign one is a miss, never a traceback later on."""
     def str_map(v: object, values: tuple[type, ...]) -> bool:
         return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, values) for k, x in v.items())
 
@@ -317,8 +312,7 @@ def _check_shape(result: dict[str, object]) -> None:
           and str_map(result.get("reproducers", {}), (list,))
           and all(len(t) == 2 and all(isinstance(x, str) for x in t)
                   for t in dict(result.get("reproducers", {})).values()))  # type: ignore[call-overload]
-    if not ok:
-        raise ValueError("not a history result")
+    return ok
 
 
 def check_is_a_file(args: argparse.Namespace, repo: Repo, path: str) -> None:
