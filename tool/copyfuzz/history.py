@@ -36,6 +36,7 @@ from .errors import CopyfuzzError
 CACHE_FORMAT = 1
 _INCLUDE = re.compile(rb'^[ \t]*(?:#[ \t]*include|\.include)[ \t]*"([^"\n]+)"', re.MULTILINE)
 _HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_MODES = {"100644": "file", "100755": "file", "120000": "symlink", "040000": "directory", "160000": "submodule"}
 MAX_SOURCES = 256  # included files followed per version, at most
 
 
@@ -157,16 +158,14 @@ class Repo:
         return Change(commit, date, subject, "M", path)
 
     def entry(self, rev: str, path: str) -> str | None:
-        """What path is at rev: "file" (a regular file), "symlink", "directory", "other"
-        (a submodule), or None when nothing is there."""
+        """What path is at rev: "file" (a regular file), "symlink", "directory",
+        "submodule", "other" (a mode git may add), or None when nothing is there."""
         out = self._run(["ls-tree", "-z", "--end-of-options", rev, "--", path], check=False)
         for item in (out or "").split("\0"):
             meta, _, name = item.partition("\t")
             if name == path and meta:
                 mode = meta.split(" ", 1)[0]
-                return {"100644": "file", "100755": "file", "120000": "symlink", "040000": "directory",
-                        "160000": "submodule"}.get(
-                    mode, "other")
+                return _MODES.get(mode, "other")
         return None
 
     def blob(self, rev: str, path: str) -> str | None:
