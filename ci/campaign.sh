@@ -16,6 +16,8 @@ usage() {
 	cat <<EOF
 usage: $PROG [options]
   --time SECONDS          per routine and engine (default 60)
+  --triage-time SECONDS   triage after each run's time at most (copyfuzz fuzz
+                          --triage-time; default 10% of --time, at least 5)
   --engines E[,E]         libfuzzer, afl, hypothesis (default libfuzzer,afl)
   --routines R[,R]        bundled routines or patterns (default: every non-mutant)
   --file F.S --symbol SYM[:KIND]
@@ -41,6 +43,7 @@ EOF
 }
 
 time_s=60
+triage_s=""
 engines=libfuzzer,afl
 routines=""
 file=""
@@ -63,6 +66,7 @@ while [ $# -gt 0 ]; do
 	esac
 	case $1 in
 	--time) need_value "$@"; time_s=$2; shift 2 ;;
+	--triage-time) need_value "$@"; triage_s=$2; shift 2 ;;
 	--engines) need_value "$@"; engines=$2; shift 2 ;;
 	--routines) need_value "$@"; routines=$2; shift 2 ;;
 	--corpus-cache) need_value "$@"; cache=$2; shift 2 ;;
@@ -84,6 +88,7 @@ while [ $# -gt 0 ]; do
 done
 
 positive_int --time "$time_s"
+[[ -z $triage_s || $triage_s =~ ^[0-9]+$ ]] || die "--triage-time: expected a number of seconds, not '$triage_s'"
 [ -z "$jobs" ] || positive_int --jobs "$jobs"
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "--seed: expected a number, not '$seed'"
 IFS=, read -r -a engine_list <<<"$engines"
@@ -125,7 +130,7 @@ on_signal() {
 }
 trap on_signal INT TERM
 
-limit=$((2 * time_s + 600)) # the tool's own stops (minimising, AFL's grace) come well within
+limit=$((2 * time_s + ${triage_s:-0} + 600)) # the tool's own stop (time, then triage) comes well within
 mapfile -t lines <<<"$listing"
 for line in "${lines[@]}"; do
 	IFS=$'\t' read -r name stem _ <<<"$line"
@@ -148,6 +153,7 @@ for line in "${lines[@]}"; do
 		cmd=("$COPYFUZZ" fuzz "${target[@]}" --engine "$engine" --time "$time_s" --json
 			--corpus "$corpus" --findings "$run/findings" --regressions "$run/regressions")
 		[ -z "$seed" ] || cmd+=(--seed "$seed")
+		[ -z "$triage_s" ] || cmd+=(--triage-time "$triage_s")
 		[ -z "$until" ] || cmd+=(--until "$until")
 		[ -z "$jobs" ] || [ "$engine" = hypothesis ] || cmd+=(--jobs "$jobs")
 		[ -z "$afl_host" ] || [ "$engine" != afl ] || cmd+=(--afl-host "$afl_host")

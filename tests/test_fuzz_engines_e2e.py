@@ -47,7 +47,8 @@ def check_regression(tmp: Path, engine: str) -> None:
 def test_afl_finds_the_mutant_and_saves_a_regression(tmp_path: Path) -> None:
     assert shutil.which("afl-fuzz"), "afl-fuzz is missing"
     # no --until here: both instances must run long enough to be counted
-    proc = campaign(tmp_path, MUTANT, "afl", 6, "--jobs", "2", "--json", until=False)
+    # afl-fuzz starts (dry run, calibration) within the time: 10 s leave both time to fuzz
+    proc = campaign(tmp_path, MUTANT, "afl", 10, "--jobs", "2", "--json", until=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     rep = json.loads(proc.stdout)
     assert "wrong-data" in rep["findings"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import secrets
@@ -41,6 +42,12 @@ from .ui import emit, stdout_console
 
 RUNS = ".runs"
 RUN_LOCK = "lock"
+UNTRIAGED = "untriaged"  # in the findings directory: what the triage time did not cover
+
+
+def default_triage_s(time_s: float) -> float:
+    """--triage-time's default: 10 % of the campaign's time, at least 5 s."""
+    return max(5.0, time_s / 10)
 
 
 class RunDir:
@@ -160,6 +167,10 @@ class Campaign:
     not_reproduced: list[str] = field(default_factory=list)  # artifacts the engine alone reported
     unreproduced_specs: set[str] = field(default_factory=set)  # their cases (format_spec)
     untriaged: list[str] = field(default_factory=list)  # finding files kept, not triaged: --until was met
+    triage_s: float = math.inf  # --triage-time: triage goes on this long past the engines' end
+    triage_deadline: float = math.inf  # then (monotonic): nothing more is run; set by start_clock()
+    out_of_time: list[str] = field(default_factory=list)  # untriaged spec files the deadline left
+    deferred_specs: set[str] = field(default_factory=set)  # their cases (format_spec)
     audit: Audit | None = None
     coverage: Coverage | None = None
     run: RunDir | None = None
@@ -169,9 +180,30 @@ class Campaign:
     seen: dict[tuple[str, int], Seen] = field(default_factory=dict)  # the drivers' counts
     adopted: dict[tuple[str, int], int] = field(default_factory=dict)  # counts of runs killed before
 
-    def start_clock(self) -> None:
-        """The engine starts now: times to first occurrence count from here."""
+    def start_clock(self, time_s: float = math.inf) -> None:
+        """The engines start now and run time_s: times to first occurrence count from here,
+        and the triage ends triage_s after the engines (the command's promise: --time T
+        ends by T plus the triage time, whatever the number of findings)."""
         self.started, self.started_wall = time.monotonic(), time.time()
+        self.triage_deadline = self.started + time_s + self.triage_s
+
+    @property
+    def out_of_triage_time(self) -> bool:
+        return time.monotonic() >= self.triage_deadline
+
+    def defer(self, specs: list[Spec], classes: list[str]) -> None:
+        """A failure the triage time did not cover: its cases saved, not run, under
+        UNTRIAGED/ (replay reads them), and listed in the report."""
+        assert self.run is not None
+        specs = [s for s in specs if format_spec(s) not in self.deferred_specs]
+        if not specs:  # the same case from two sources (an AFL++ crash and its driver's file)
+            return
+        self.deferred_specs |= {format_spec(s) for s in specs}
+        path = regressions.save_untriaged(
+            self.findings_dir / UNTRIAGED, self.routine, specs, engine=self.engine, profile=self.profile,
+            classes=classes, why=f"the triage time (--triage-time {self.triage_s:g} s) was used up",
+            tag=f"{self.run.path.name}-{len(self.out_of_time) + 1}")
+        self.out_of_time.append(str(path))
 
     def start(self) -> RunDir:
         for directory in (self.corpus, self.findings_dir, self.regressions):
@@ -255,12 +287,17 @@ class Campaign:
         return env
 
     def triage(self, candidates: list[Spec], artifact: Path | None = None,
-               pick: Callable[[list[str]], str] | None = None, move: bool = True) -> CampaignFinding | None:
+               pick: Callable[[list[str]], str] | None = None, move: bool = True,
+               seen: list[str] | None = None) -> CampaignFinding | None:
         """One failure through the shared triage path; kept and printed. move: the artifact
-        leaves the run directory for the findings directory (AFL++'s stay in its output)."""
+        leaves the run directory for the findings directory (AFL++'s stay in its output).
+        seen: the classes a run showed already (saved with it if it is deferred)."""
         kept = keep_artifact(self.findings_dir, artifact) if artifact is not None and move else artifact
+        if self.out_of_triage_time:
+            self.defer(candidates, seen or [])
+            return None
         found = triage(self.root, self.routine, self.profile, self.regressions, self.engine, candidates,
-                       str(kept or ""), pick)
+                       str(kept or ""), pick, self.triage_deadline)
         if found is None:
             self.unreproduced_specs |= {format_spec(s) for s in candidates}
             if kept is not None:
@@ -300,9 +337,13 @@ class Campaign:
         for path in kept:
             fields = dict(line.partition("=")[::2] for line in path.read_text(errors="replace").splitlines())
             try:
-                specs.append((path, parse_fields(self.routine.name, self.routine.kind, fields.get("spec", ""))))
+                spec = parse_fields(self.routine.name, self.routine.kind, fields.get("spec", ""))
             except (ValueError, CopyfuzzError):
                 continue
+            if self.out_of_triage_time:  # not even the batch run below
+                self.defer([spec], [c for c in fields.get("classes", "").split(",") if c])
+            else:
+                specs.append((path, spec))
         if not specs:
             return
         covered = {(cls, known.address_of_described(f.fault_pc)) for f in self.found for cls in f.classes}
@@ -314,7 +355,7 @@ class Campaign:
             elif key is None and alone and format_spec(spec) not in self.unreproduced_specs:
                 self.triage([spec], path, move=False)
             elif key is not None and key not in covered:
-                found = self.triage([spec], path, move=False)
+                found = self.triage([spec], path, move=False, seen=result.error_list)
                 if found is not None:
                     covered |= {(cls, known.address_of_described(found.fault_pc)) for cls in found.classes}
 
@@ -339,6 +380,7 @@ class UniqueFinding:
     artifact: str
 
     known_by: list[known.Entry] = field(default_factory=list)  # --known lines accepting it
+    shrink_cut: bool = False  # its smallest reproducer's shrinking was cut short by the triage time
 
     @property
     def key(self) -> str:
@@ -349,7 +391,8 @@ class UniqueFinding:
         return {"key": self.key, "class": self.cls, "fault_pc": self.fault_pc or None, "count": self.count,
                 "first_s": self.first_s, "spec": self.spec, "classes": self.classes,
                 "regression": self.regression, "new": self.new, "artifact": self.artifact,
-                "known": bool(self.known_by), "known_by": [e.source for e in self.known_by] or None}
+                "known": bool(self.known_by), "known_by": [e.source for e in self.known_by] or None,
+                "shrink_cut": self.shrink_cut}
 
 
 def unique_findings(c: Campaign) -> list[UniqueFinding]:
@@ -367,11 +410,12 @@ def unique_findings(c: Campaign) -> list[UniqueFinding]:
         u = out.get(key)
         if u is None:
             u = out[key] = UniqueFinding(f.cls, f.fault_pc, 0, f.at_s, f.spec, f.classes, f.regression, f.new,
-                                         f.artifact)
+                                         f.artifact, shrink_cut=f.shrink_cut)
         u.count += 1
         u.new |= f.new
         if order(f.spec) < order(u.spec):
             u.spec, u.classes, u.regression, u.artifact = f.spec, f.classes, f.regression, f.artifact
+            u.shrink_cut = f.shrink_cut
         u.known_by = u.known_by or c.known_by(f) or []
     for key, u in out.items():
         entry = c.seen.get(key)
@@ -467,6 +511,7 @@ def report(c: Campaign) -> None:
             "known": c.baseline.to_json() if c.baseline is not None else None,
             "not_reproduced": c.not_reproduced,
             "until": sorted(c.until), "until_met": c.until_met, "untriaged": c.untriaged,
+            "triage_time_s": c.triage_s, "not_triaged_in_time": c.out_of_time,
         }, indent=2))
         return
     console = stdout_console()
@@ -480,6 +525,11 @@ def report(c: Campaign) -> None:
     if c.untriaged:
         emit(console, f"  {len(c.untriaged)} more finding file{'s' * (len(c.untriaged) != 1)} kept under "
                       f"{c.findings_dir}, not triaged (--until was met)")
+    if c.out_of_time:
+        where = Path(c.out_of_time[0]).parent
+        emit(console, f"  [red]{len(c.out_of_time)} failure{'s' * (len(c.out_of_time) != 1)} not triaged[/]: "
+                      f"the triage time (--triage-time {c.triage_s:g} s) was used up; saved unshrunk and not "
+                      f"re-run in {where}; replay them with: copyfuzz replay {where}")
     if not c.found:
         emit(console, "  findings: none")
         return
@@ -492,8 +542,9 @@ def report(c: Campaign) -> None:
     for u in unique:
         saved = "new regression" if u.new else "saved before"
         why = f"  [yellow]{', '.join(known.reason(e) for e in u.known_by)}[/]" if u.known_by else ""
+        cut = " (shrinking cut short: the triage time was used up)" if u.shrink_cut else ""
         emit(console, f"    [{'yellow' if u.known_by else 'red'}]{u.key}[/]: {u.count:,} input{'s' * (u.count != 1)}, "
-                      f"first after {u.first_s:.1f} s; smallest {u.spec}{why}")
+                      f"first after {u.first_s:.1f} s; smallest {u.spec}{cut}{why}")
         emit(console, f"      {u.regression} ({saved})")
     if c.baseline is not None:
         fresh = len(c.new_found)

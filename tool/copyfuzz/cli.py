@@ -194,8 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     _file_options(rp, required=False)
 
     fz = sub.add_parser("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
-                        epilog="exit status: 0 no finding, 1 findings (saved as regression specs), "
-                               "2 bad input or build error")
+                        epilog="exit status: 0 no finding, 1 findings (saved as regression specs) or failures "
+                               "not triaged in time, 2 bad input or build error")
     fz.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     fz.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(fz, required=False)
@@ -203,6 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fuzzing engine (default libfuzzer)")
     fz.add_argument("--time", type=_int_in(1, 10**9), default=60, metavar="SECONDS",
                     help="how long the campaign runs (default 60)")
+    fz.add_argument("--triage-time", type=_int_in(0, 10**9), metavar="SECONDS",
+                    help="how long triage (re-running and shrinking findings) may go on after --time; "
+                         "what is left then is saved under FINDINGS/untriaged/ for replay "
+                         "(default 10%% of --time, at least 5)")
     fz.add_argument("--jobs", type=_int_in(1, 1024), default=1, metavar="N",
                     help="parallel fuzzing processes (libFuzzer -jobs=N -workers=N; default 1)")
     fz.add_argument("--corpus", type=Path, metavar="DIR",

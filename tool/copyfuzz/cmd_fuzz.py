@@ -6,7 +6,12 @@ saves regression specs (regressions.py) and never saves what does not reproduce.
 campaign's directories and report are campaign.py's; the corpus is only ever added to,
 so running the same command again resumes.
 
-Exit 0 no finding, 1 findings, 2 bad input or build error.
+--time T ends the engines at T and the command by T plus the triage time (--triage-time,
+default 10 % of T, at least 5 s), whatever the number of findings: a failure left when it
+is used up is saved, unshrunk and not re-run, under <findings>/untriaged/ for `replay`,
+and counts as a finding (it could not be matched against --known).
+
+Exit 0 no finding, 1 findings (or failures not triaged in time), 2 bad input or build error.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 
 from . import build, files, infer, known, records
 from .audit import audit_routine
-from .campaign import Campaign, regression_specs, report, seed_corpus
+from .campaign import Campaign, default_triage_s, regression_specs, report, seed_corpus
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
 from .selection import file_routines, take_file_target, with_isa
@@ -92,7 +97,8 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
             print(f"fuzzing {routine.name} (profile {profile}) with {args.engine} for {args.time} s, seed {seed}"
                   f"{where}", file=sys.stderr)
         infer.flush()
-        c.start_clock()
+        c.triage_s = args.triage_time if args.triage_time is not None else default_triage_s(args.time)
+        c.start_clock(args.time)
         started = c.started
         deadline = started + args.time
         try:
@@ -118,4 +124,4 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     report(c)
     if getattr(args, "write_known", None) is not None:
         c.write_known(args.write_known)
-    return 1 if c.new_found else 0
+    return 1 if c.new_found or c.out_of_time else 0

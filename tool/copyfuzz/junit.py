@@ -165,6 +165,13 @@ def fuzz_testcase(data: dict[str, Any], status: dict[str, str]) -> Testcase:
         tc.outcomes.append(Outcome("failure", cls, message,
                                    f"{plural(len(fs), 'finding')} of class {cls} by {engine}, "
                                    f"{plural(len(parts), 'regression')}\n\n" + "\n\n".join(parts)))
+    late = [str(p) for p in data.get("not_triaged_in_time") or []]
+    if late:
+        where = str(Path(late[0]).parent)
+        tc.outcomes.append(Outcome(
+            "failure", "untriaged", f"{plural(len(late), 'failure')} not triaged in time",
+            f"the triage time ({data.get('triage_time_s')} s) was used up: saved unshrunk and not re-run\n"
+            + "\n".join(late) + f"\nreplay: ./copyfuzz replay {where}"))
     cov = data.get("coverage")
     cov_line = ""
     if isinstance(cov, dict) and cov.get("instructions"):

@@ -11,7 +11,9 @@ A regression is a `.spec` file: `# key: value` header lines, then one spec line,
     riscv/copy_user:n=5,src_off=4093,src_fault=3
 
 Campaigns save one per (routine build, class, fault pc); replay, repro, junit and the
-ci/ scripts read them. A `.spec` that is not whole (no spec line, a last line cut short,
+ci/ scripts read them. A case a campaign had no time left to triage is saved in the same
+format with an `# untriaged:` line saying why and no class of its own (save_untriaged):
+replay reads it as any other. A `.spec` that is not whole (no spec line, a last line cut short,
 bytes that are not text) is an error naming the file: a lost regression must never pass
 as a clean replay.
 """
@@ -180,3 +182,19 @@ def save(directory: Path, routine: "Routine", spec: Spec, cls: str, classes: lis
                 return reg.path, False
         text = format_text(spec, cls, classes, engine, fault_pc, profile, routine.repro_options)
         return atomic.write_unique(directory, f"{routine.file_stem}--{cls}", SUFFIX, text), True
+
+
+def save_untriaged(directory: Path, routine: "Routine", specs: list[Spec], *, engine: str, profile: str,
+                   classes: list[str], why: str, tag: str) -> Path:
+    """A failure the campaign did not triage (not re-run, not shrunk) as a replayable spec
+    file: its cases, the classes the engine saw, and why. tag makes the name the caller's
+    own (a run's name and a count), so a name is never tried twice."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CopyfuzzError(f"cannot create {directory}: {e.strerror or e}") from e
+    text = (f"# untriaged: {why}\n# classes: {','.join(classes) or 'unknown'}\n# found-by: {engine}\n"
+            f"# profile: {profile}\n"
+            + (f"# options: {shlex.join(routine.repro_options)}\n" if routine.repro_options else "")
+            + "".join(f"{format_spec(s)}\n" for s in dict.fromkeys(specs)))
+    return atomic.write_unique(directory, f"{routine.file_stem}--untriaged-{tag}", SUFFIX, text)

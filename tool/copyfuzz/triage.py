@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -42,6 +44,7 @@ class CampaignFinding:
     new: bool
     at_s: float = 0.0  # seconds into the campaign when it was triaged
     shrunk_from: str = ""  # the engine's case, before shrink() ("" if shrink kept it)
+    shrink_cut: bool = False  # the triage time ran out while it was shrunk: smaller ones may exist
 
 
 @contextlib.contextmanager
@@ -83,6 +86,7 @@ def fault_pc_of(result: records.Result) -> int:
 MEMSET_FILLS = (0x00, 0xFF, 0xA5, 0x1234565A, 0xFFFFFF81)  # the sweep's fills, in its order (harness/cases.c)
 SHRINK_RUNS = 30000  # cases run per shrink at most (serve runs tens of thousands of short ones a second)
 _FAULT_STEPS = 48  # fault positions tried below the current one, per side and step
+DEADLINE_EVERY = 16  # shrink runs between looks at the clock (a run takes well under a millisecond)
 
 
 def _period(xlen: int) -> int:
@@ -198,6 +202,13 @@ def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int,
     its fault at pc (0: still no fault): each step runs the cases one step away, smallest
     first, and moves to the first that shows it; it ends when none does (or after max_runs
     cases). Every candidate runs through the executor; a case it rejects does not show it."""
+    return shrink_until(server, profile, spec, cls, pc, xlen, math.inf, max_runs)[0]
+
+
+def shrink_until(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int, xlen: int,
+                 deadline: float, max_runs: int = SHRINK_RUNS) -> tuple[Spec, bool]:
+    """shrink(), ended at the deadline (time.monotonic()) if it comes first: the smallest
+    case shown so far (every step is a case that showed it), and True when it was cut."""
     runs = 0
 
     def shows(s: Spec) -> bool:
@@ -216,11 +227,13 @@ def shrink(server: executor.Server, profile: str, spec: Spec, cls: str, pc: int,
         for cand in ranked:
             if runs >= max_runs:
                 break
+            if runs % DEADLINE_EVERY == 0 and time.monotonic() >= deadline:
+                return best, True
             if shows(cand):
                 best, key, improved = cand, sweep_order(cand, xlen), True
                 break
             failed.add(cand)
-    return best
+    return best, False
 
 
 def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> str:
@@ -238,10 +251,10 @@ def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> s
 
 def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, engine: str,
            candidates: list[Spec], artifact: str = "",
-           pick: Callable[[list[str]], str] | None = None) -> CampaignFinding | None:
-    """The first candidate that reproduces, shrunk (its class and fault pc kept) and saved
-    as a regression; None if none does. pick chooses the class the finding is filed under
-    (default: the first in report order)."""
+           pick: Callable[[list[str]], str] | None = None, deadline: float = math.inf) -> CampaignFinding | None:
+    """The first candidate that reproduces, shrunk (its class and fault pc kept; until the
+    deadline, time.monotonic()) and saved as a regression; None if none does. pick chooses
+    the class the finding is filed under (default: the first in report order)."""
     with serving(root, routine, max((s.granule for s in candidates), default=0)) as server:
         for i, spec in enumerate(candidates):
             result = run_one(server, profile, spec, i + 1)
@@ -250,7 +263,7 @@ def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, en
         else:
             return None
         cls = pick(result.error_list) if pick else result.error_list[0]
-        small = shrink(server, profile, spec, cls, fault_pc_of(result), routine.xlen)
+        small, cut = shrink_until(server, profile, spec, cls, fault_pc_of(result), routine.xlen, deadline)
         if small != spec:
             result = run_one(server, profile, small, 0)
     classes = result.error_list
@@ -258,4 +271,4 @@ def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, en
     path, new = regressions.save(regressions_dir, routine, small, cls, classes, engine=engine,
                                  fault_pc=fault_pc, profile=profile)
     return CampaignFinding(cls, classes, format_spec(small), fault_pc, artifact, str(path), new,
-                           shrunk_from=format_spec(spec) if small != spec else "")
+                           shrunk_from=format_spec(spec) if small != spec else "", shrink_cut=cut)

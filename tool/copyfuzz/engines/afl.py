@@ -31,7 +31,6 @@ from ..errors import CopyfuzzError
 from ..spec import Spec
 from ..triage import fault_pc_of, run_specs, sweep_order
 
-GRACE_S = 30  # past -V: calibration, then a clean stop
 NO_FREE_CORE = b"No more free CPU cores"
 BOUND = b"try binding to #"
 # The driver tells a hang itself (its executor's watchdog, then at most 3 x 1 s + 5 s of
@@ -179,8 +178,10 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
                 procs.append(entry)
             started = time.monotonic()
             last = (started, 0)  # the drivers' snapshots count cases live; fuzzer_stats lags
-            while any(p.poll() is None for _, p, _ in procs) and time.monotonic() < deadline + GRACE_S:
-                time.sleep(1)
+            # -V counts from the end of afl-fuzz's calibration: the tool stops it at the
+            # deadline (SIGINT, below), which is the campaign's promise.
+            while any(p.poll() is None for _, p, _ in procs) and time.monotonic() < deadline:
+                time.sleep(max(0.05, min(1.0, deadline - time.monotonic())))
                 if c.until and _new_crashes(c, out, names):
                     break
                 if show:
@@ -253,7 +254,12 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
         return
     paths_ = list(crashes.values())
     specs = [_decode(c, p.read_bytes()) for p in paths_]
-    results = run_specs(c.root, c.routine, c.profile, specs)
+    if c.out_of_triage_time:  # not even the batch run below
+        for spec in specs:
+            c.defer([spec], [])
+        results = []
+    else:
+        results = run_specs(c.root, c.routine, c.profile, specs)
     xlen = c.routine.xlen
     groups: dict[tuple[str, int], tuple[Spec, Path]] = {}
     for path, spec, result in zip(paths_, specs, results):
@@ -265,7 +271,7 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
             groups[key] = (spec, path)
     for (cls, _), (spec, crash) in groups.items():
         if not c.kept_after_until(crash):  # else it stays in AFL++'s crashes/
-            c.triage([spec], crash, move=False, pick=_filed_under(cls))
+            c.triage([spec], crash, move=False, pick=_filed_under(cls), seen=[cls])
     c.take_driver_findings(c.run.path)
     with atomic.locked(c.findings_dir / f".{HANDLED}.lock"):
         with open(c.findings_dir / HANDLED, "a") as f:

@@ -18,8 +18,6 @@ from ..errors import CopyfuzzError
 from ..plugin import PluginMemory
 from ..spec import format_spec
 
-SHRINK_S = 20  # shrinking may run this far past --time
-
 
 class _TimeUp(BaseException):
     """Raised inside the Hypothesis test to end the search (not a failure to shrink)."""
@@ -38,7 +36,7 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
     argv = executor.executor_argv(c.root, r.elf, routine_prefix(r))
     plugin = PluginMemory(c.root, r.xlen, r.arch)
     found_mask = 0
-    hard_stop = deadline + SHRINK_S
+    hard_stop = c.triage_deadline  # Hypothesis's shrinking is part of the triage
     started = time.monotonic()
     shown_at = [0.0]
     server = executor.Server(argv, plugin=plugin)

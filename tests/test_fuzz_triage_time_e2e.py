@@ -1,0 +1,89 @@
+"""A campaign's time is a promise (issue 27 point 3): `--time T` ends the engines at T and
+the command by T plus `--triage-time`, whatever the number of findings; the failures the
+triage time did not cover are saved under <findings>/untriaged/ for replay, said so in
+the report, the JSON and the JUnit, and decide the exit status.
+
+Fixture: the mutant fixup-off-by-one, whose every fixup over-reports by one: about 40
+(class, fault pc) pairs, each shrunk from a long case, so that shrinking them all takes
+far longer (about 20 s here) than the 1 s of triage the campaign gets. Needs clang, QEMU
+and afl-fuzz.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+from copyfuzz import junit, regressions, routines
+from copyfuzz.spec import parse_spec_line
+from copyfuzz.triage import shrink_until
+
+pytestmark = pytest.mark.e2e
+
+MANY = "riscv/mutants/fixup-off-by-one"
+TIME_S, TRIAGE_S = 2, 1
+AFL_TIME_S = 6  # afl-fuzz's start (its dry run and calibration) is in the time too
+# Past the deadline: libFuzzer's own stop (whole seconds), one batch of re-runs begun
+# before it, the report. Without the deadline this campaign triages for about 20 s.
+SLACK_S = 3
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built() -> None:
+    subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
+
+
+@pytest.mark.parametrize("engine", ["libfuzzer", "afl"])
+def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engine: str) -> None:
+    time_s = AFL_TIME_S if engine == "afl" else TIME_S
+    proc = run_cli("fuzz", MANY, "--engine", engine, "--time", str(time_s), "--triage-time", str(TRIAGE_S),
+                   "--seed", "1", "--json", "--corpus", str(tmp_path / "corpus"), "--findings",
+                   str(tmp_path / "findings"), "--regressions", str(tmp_path / "regressions"), timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    assert rep["triage_time_s"] == TRIAGE_S
+    assert rep["elapsed_s"] <= time_s + TRIAGE_S + SLACK_S, rep["elapsed_s"]
+    late = [Path(p) for p in rep["not_triaged_in_time"]]
+    assert late, "every finding was shrunk within 1 s: the fixture no longer tests the deadline"
+    for path in late:
+        assert path.parent == tmp_path / "findings" / "untriaged" and path.is_file()
+        head = regressions.header(path)
+        assert "triage time" in head["untriaged"] and head["found-by"] == engine
+        assert "class" not in head and "fault-pc" not in head  # not re-run: nothing claimed
+    # Saved for replay: every one of them still fails alone.
+    rp = run_cli("replay", str(tmp_path / "findings" / "untriaged"), "--json", timeout=300)
+    assert rp.returncode == 1, rp.stdout + rp.stderr[-2000:]
+    replayed = json.loads(rp.stdout)
+    assert sum(e["cases"] for e in replayed) >= len(late)
+    assert all(e["failing_cases"] == e["cases"] for e in replayed), replayed
+    # ... and the JUnit report fails on them.
+    tc = junit.fuzz_testcase(rep, {})
+    assert any(o.type == "untriaged" and str(late[0]) in o.text for o in tc.outcomes)
+
+
+def test_the_text_report_says_what_was_not_triaged(tmp_path: Path) -> None:
+    proc = run_cli("fuzz", MANY, "--time", str(TIME_S), "--triage-time", "0", "--seed", "2",
+                   "--corpus", str(tmp_path / "corpus"), "--findings", str(tmp_path / "findings"),
+                   "--regressions", str(tmp_path / "regressions"), timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    untriaged = tmp_path / "findings" / "untriaged"
+    count = len(list(untriaged.glob("*.spec")))
+    text = " ".join(proc.stdout.split())  # the console wraps long lines at blanks
+    assert count and f"{count} failures not triaged" in text, proc.stdout
+    assert f"copyfuzz replay {untriaged}" in text, proc.stdout
+
+
+class _NoServer:
+    def run(self, case: object) -> object:
+        raise AssertionError("a shrink past its deadline ran a case")
+
+
+def test_a_shrink_past_its_deadline_runs_nothing_and_says_it_was_cut() -> None:
+    r = routines.find(routines.discover(ROOT), MANY)
+    spec = parse_spec_line(f"{MANY}:n=907,src_off=0,src_fault=0,dst_off=0,dst_fault=0", r)
+    small, cut = shrink_until(_NoServer(), "exact", spec, "over-report", 0x40, r.xlen, -math.inf)  # type: ignore[arg-type]
+    assert (small, cut) == (spec, True)
