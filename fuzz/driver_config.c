@@ -118,8 +118,77 @@ static void find_bundle(const char *argv0)
 		cf_cfg.plugin = v;
 }
 
+/* Every registered name, the driver's and the others' (envs.def). */
+static const char *const all_names[] = {
+#define CF_ENV(name, dflt, help) "COPYFUZZ_" #name,
+#define CF_ENV_OTHER(name, dflt, help, reader) "COPYFUZZ_" #name,
+#include "envs.def"
+#undef CF_ENV
+#undef CF_ENV_OTHER
+};
+
+/* Edit distance of two short names (insert, delete, substitute), capped at 9. */
+static unsigned name_distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 9;
+	unsigned row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb] > 9 ? 9 : row[lb];
+}
+
+/* A COPYFUZZ_ variable no one reads is most likely a misspelt one that was meant to
+ * change something: said, with the nearest registered name (as AFL++ does for AFL_*). */
+static void warn_unknown_variables(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "COPYFUZZ_", 9))
+			continue;
+		const char *eq = strchr(*e, '=');
+		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+		const char *near = NULL;
+		unsigned best = 3; /* further than 2 edits away: no suggestion */
+		int known = 0;
+		for (size_t k = 0; k < sizeof all_names / sizeof all_names[0]; k++) {
+			if (strlen(all_names[k]) == len && !strncmp(*e, all_names[k], len))
+				known = 1;
+			unsigned d = name_distance(*e, len, all_names[k]);
+			if (d < best) {
+				best = d;
+				near = all_names[k];
+			}
+		}
+		if (known)
+			continue;
+		fprintf(stderr,
+			"copyfuzz driver: warning: %.*s is not a copyfuzz variable: ignored",
+			(int)(len > 200 ? 200 : len), *e);
+		if (near)
+			fprintf(stderr, " (did you mean %s?)", near);
+		fprintf(stderr, "\n");
+	}
+}
+
 void cf_config_load(const char *argv0)
 {
+	warn_unknown_variables();
 	cf_cfg.executor = cf_env(CF_ENV_EXECUTOR);
 	cf_cfg.qemu = cf_env(CF_ENV_QEMU);
 	cf_cfg.plugin = cf_env(CF_ENV_PLUGIN);
@@ -142,8 +211,19 @@ void cf_config_load(const char *argv0)
 		fprintf(stderr, ")\n");
 		exit(2);
 	}
-	cf_cfg.profile =
-		!strcmp(cf_cfg.profile_name, "exact") ? CF_PROFILE_EXACT : CF_PROFILE_LINUX;
+	static const char *const profiles[CF_NUM_PROFILES] = {CF_PROFILE_NAMES};
+	cf_cfg.profile = CF_NUM_PROFILES;
+	for (unsigned p = 0; p < CF_NUM_PROFILES; p++)
+		if (!strcmp(cf_cfg.profile_name, profiles[p]))
+			cf_cfg.profile = p;
+	if (cf_cfg.profile == CF_NUM_PROFILES) { /* a typo must not judge by the other contract */
+		fprintf(stderr, "copyfuzz driver: COPYFUZZ_PROFILE=%s is not a profile (",
+			cf_cfg.profile_name);
+		for (unsigned p = 0; p < CF_NUM_PROFILES; p++)
+			fprintf(stderr, "%s%s", p ? ", " : "", profiles[p]);
+		fprintf(stderr, ")\n");
+		exit(2);
+	}
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);
 	cf_cfg.coverage = cf_env(CF_ENV_COVERAGE);
 	cf_cfg.seen = cf_env(CF_ENV_SEEN);

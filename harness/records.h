@@ -81,6 +81,9 @@ enum cf_profile {
 	CF_PROFILE_LINUX = 0, /* raw_copy_{to,from}_user contract: imprecise allowed */
 	CF_PROFILE_EXACT = 1, /* the byte-by-byte reference, to the byte */
 };
+#define CF_NUM_PROFILES 2
+/* Their names, by value (records.py's PROFILES; COPYFUZZ_PROFILE, routines' profile=). */
+#define CF_PROFILE_NAMES "linux", "exact"
 
 /*
  * Finding classes, in report order. X(enum name, bit, "name used in output").

@@ -124,7 +124,7 @@ import leftovers  # noqa: E402
 # once all workers are done: a worker that finished early would see the other's processes.
 # A session a test starts (tests/test_leftovers.py, the docs tests' copies) is a session of
 # its own: it is no xdist worker of the process that made the marker.
-_OWNER = leftovers.MARKER + "_OWNER"
+_OWNER = leftovers.OWNER
 if (os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(leftovers.MARKER)
         and os.environ.get(_OWNER) == str(os.getppid())):
     SESSION = os.environ[leftovers.MARKER]

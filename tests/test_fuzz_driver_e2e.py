@@ -165,11 +165,25 @@ def test_the_channel_is_chosen_by_copyfuzz_channel(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, value", [
     ("COPYFUZZ_ANSWER_SLACK_MS", "abc"), ("COPYFUZZ_ANSWER_SLACK_MS", "5s"), ("COPYFUZZ_ANSWER_SLACK_MS", "-2999"),
     ("COPYFUZZ_ANSWER_SLACK_MS", "4294964296"), ("COPYFUZZ_TIMEOUT_MS", ""), ("COPYFUZZ_TIMEOUT_MS", "0x10"),
-    ("COPYFUZZ_KIND", "copy_from"),
+    ("COPYFUZZ_KIND", "copy_from"), ("COPYFUZZ_PROFILE", "exactly"), ("COPYFUZZ_PROFILE", ""),
 ])
 def test_a_bad_setting_stops_the_driver_in_one_line(tmp_path: Path, name: str, value: str) -> None:
     """A wait that is not a plain number of milliseconds (up to a day) would turn into 0 ms
-    (or wrap) and every case into a false hang; a kind that is no kind would run as copy."""
+    (or wrap) and every case into a false hang; a kind that is no kind would run as copy,
+    a profile that is no profile judge by the linux contract."""
     proc = run_driver(tmp_path, "exit 0\n", **{name: value})
     lines = [line for line in proc.stderr.splitlines() if line.startswith("copyfuzz driver:")]
     assert proc.returncode == 2 and len(lines) == 1 and f"{name}={value}" in lines[0], proc.stderr
+
+
+def test_an_unknown_variable_is_said_with_the_nearest_name(tmp_path: Path) -> None:
+    """A misspelt variable changes nothing, so the driver says so (as AFL++ does for AFL_*),
+    and goes on; a name far from every registered one gets no suggestion."""
+    profle, zzz = envs.PREFIX + "PROFLE", envs.PREFIX + "ZZZZZZ"  # not spelt out: not registered
+    proc = run_driver(tmp_path, "exit 3\n", **{profle: "exact", zzz: "1"})
+    warnings = sorted(line for line in proc.stderr.splitlines() if "is not a copyfuzz variable" in line)
+    assert warnings == [
+        f"copyfuzz driver: warning: {profle} is not a copyfuzz variable: ignored (did you mean COPYFUZZ_PROFILE?)",
+        f"copyfuzz driver: warning: {zzz} is not a copyfuzz variable: ignored",
+    ], proc.stderr
+    assert list((tmp_path / "findings").glob("driver-*.finding")), "it did not go on to the case"

@@ -220,3 +220,15 @@ def test_the_kind_names_are_one_list() -> None:
     script = (ROOT / "harness" / "link-executor.sh").read_text()
     (accepted,) = re.findall(r"^\s*(copy \| .*)\) ;;", script, re.M)
     assert tuple(accepted.split(" | ")) == records.KINDS
+
+
+def test_the_profile_names_are_one_list() -> None:
+    """records.h's CF_PROFILE_NAMES (the driver refuses any other COPYFUZZ_PROFILE) are
+    records.PROFILES, in enum order, as many as CF_NUM_PROFILES."""
+    header = (ROOT / "harness" / "records.h").read_text()
+    (line,) = re.findall(r"^#define CF_PROFILE_NAMES(.*)$", header, re.M)
+    assert tuple(re.findall(r'"([^"]+)"', line)) == records.PROFILES
+    (count,) = re.findall(r"^#define CF_NUM_PROFILES (\d+)$", header, re.M)
+    assert int(count) == len(records.PROFILES)
+    for i, name in enumerate(records.PROFILES):
+        assert re.search(rf"CF_PROFILE_{name.upper()} = {i},", header), name

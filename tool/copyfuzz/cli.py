@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, TextIO
 
-from . import infer, records, targets
+from . import envs, infer, records, targets
 from .errors import CopyfuzzError, os_error_message
 from .selection import settle_isa
 
@@ -438,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(words)
+        envs.warn_unknown()
         settle_isa(args, words)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.

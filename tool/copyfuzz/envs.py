@@ -15,6 +15,7 @@ inherited from `base` (os.environ by default). Shell scripts get the same checks
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import sys
@@ -88,6 +89,26 @@ def lookup(name: str) -> EnvVar:
         if v.name == name:
             return v
     raise CopyfuzzError(f"{name}: not a copyfuzz environment variable (fuzz/envs.def lists them)")
+
+
+def unknown(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
+    """(name, the nearest registered name or None) of each COPYFUZZ_ variable in the
+    environment that nothing reads: most likely a misspelt one, meant to change something."""
+    names = [v.name.removeprefix(PREFIX) for v in registry()]
+    out = []
+    for name in sorted(os.environ if environ is None else environ):
+        rest = name.removeprefix(PREFIX)
+        if name.startswith(PREFIX) and rest not in names:
+            near = difflib.get_close_matches(rest, names, n=1, cutoff=0.7)  # the shared prefix says nothing
+            out.append((name, PREFIX + near[0] if near else None))
+    return out
+
+
+def warn_unknown(environ: Mapping[str, str] | None = None) -> None:
+    """One line on stderr for each unknown() variable."""
+    for name, near in unknown(environ):
+        hint = f" (did you mean {near}?)" if near else " (fuzz/envs.def lists them)"
+        print(f"copyfuzz: warning: {name[:200]} is not a copyfuzz variable: ignored{hint}", file=sys.stderr)
 
 
 def value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
