@@ -190,3 +190,26 @@ def test_an_executor_killed_under_the_driver_is_a_crash_and_the_campaign_goes_on
     assert "classes=crash" in finding.read_text() and "the executor died" in finding.read_text()
     assert rep["not_reproduced"] == [str(finding)], rep
     assert not (tmp_path / "regressions").exists() or not list((tmp_path / "regressions").glob("*.spec"))
+
+
+def test_ctrl_c_always_stops_a_hypothesis_campaign_and_it_writes_nowhere_else(tmp_path: Path) -> None:
+    """SIGINT at any moment ends a Hypothesis campaign at once with 130 (it used to be lost
+    in one of Hypothesis's gc callbacks about 1 run in 16, and the campaign ran its whole
+    time), and nothing lands outside the directories the command was given (Hypothesis
+    keeps .hypothesis/ in the current directory unless told otherwise)."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    for i, delay in enumerate((1.0, 2.5, 3.5)):  # the build and audit; the search; its shrinking
+        run = tmp_path / f"run{i}"
+        proc = subprocess.Popen([sys.executable, "-m", "copyfuzz", "fuzz", "riscv/copy_user", "--engine",
+                                 "hypothesis", "--time", "60", "--corpus", str(run / "corpus"), "--findings",
+                                 str(run / "findings"), "--regressions", str(run / "regressions")],
+                                cwd=cwd, env={**os.environ, "PYTHONPATH": str(TOOL)}, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and time.monotonic() - sent < 15, (delay, proc.returncode, err[-2000:])
+        assert err.rstrip().endswith("copyfuzz: interrupted"), err[-2000:]
+    assert not list(cwd.iterdir()), list(cwd.iterdir())

@@ -7,9 +7,12 @@ class until the time is up (or, with --until, the class is found).
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+import signal
 import time
 from pathlib import Path
+from typing import Iterator
 
 from .. import atomic, coverage, executor, records
 from ..build import routine_prefix
@@ -23,11 +26,49 @@ class _TimeUp(BaseException):
     """Raised inside the Hypothesis test to end the search (not a failure to shrink)."""
 
 
+class _Interrupted(BaseException):
+    """Raised inside the Hypothesis test at the first case after a SIGINT."""
+
+
+@contextlib.contextmanager
+def _sigint_as_flag() -> Iterator[list[bool]]:
+    """SIGINT noted in a flag while Hypothesis runs, for the test to act on at its next
+    case (or the campaign after the triage in progress): a KeyboardInterrupt raised by
+    the handler could land in one of Hypothesis's gc callbacks, where Python prints it
+    and goes on (1 run in 16 ran its whole time). KeyboardInterrupt on the way out."""
+    flag = [False]
+
+    def note(signum: int, frame: object) -> None:
+        if flag[0]:  # a second Ctrl-C (the first came during a triage): now
+            raise KeyboardInterrupt
+        flag[0] = True
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if flag[0]:
+        raise KeyboardInterrupt
+
+
 def _bit(cls: str) -> int:
     return 1 << records.CLASS_BY_NAME[cls].bit
 
 
 def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
+    from hypothesis import configuration
+
+    assert c.run is not None
+    # Hypothesis's own files (caches it keeps under .hypothesis/ in the current directory)
+    # go in the run's directory, removed with it: nothing lands where the command was not
+    # told to write.
+    configuration.set_hypothesis_home_dir(c.run.path / "hypothesis")
+    with _sigint_as_flag() as interrupted:
+        _search(c, show, deadline, total_s, interrupted)
+
+
+def _search(c: Campaign, show: bool, deadline: float, total_s: int, interrupted: list[bool]) -> None:
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     from .. import strategies
@@ -66,6 +107,8 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
                       report_multiple_bugs=False, print_blob=False)
             @given(strategies.cases(r.kind, c.profile, max_len=c.max_len))
             def search(case: records.Case) -> None:
+                if interrupted[0]:
+                    raise _Interrupted()
                 now = time.monotonic()
                 if now >= hard_stop or (state.failing is None and now >= deadline):
                     raise _TimeUp()
@@ -86,12 +129,14 @@ def run(c: Campaign, show: bool, deadline: float, total_s: int) -> None:
             c.rounds += 1
             try:
                 search()
-            except (_TimeUp, AssertionError):
+            except (_TimeUp, _Interrupted, AssertionError):
                 pass
             finally:
                 if show:
                     clear_status()
             c.executions += state.calls
+            if interrupted[0]:  # _sigint_as_flag raises KeyboardInterrupt on the way out
+                return
             if state.failing is None:
                 break
             found = c.triage([c.spec_of(state.failing)],
