@@ -67,6 +67,12 @@ def _assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str)
     (["sweep", "--seed", "3"], ["--seed only makes sense with --random"]),
     (["frobnicate"], ["invalid choice: 'frobnicate'"]),
     ([], ["required"]),
+    # a width the architecture does not have, asked for, is refused the same way everywhere
+    (["sweep", "arm/copy_to_user", "--xlen", "64"], ["--xlen 64: arm routines are 32-bit only"]),
+    (["sweep", "arm64/copy_to_user", "--xlen", "32"], ["--xlen 32: arm64 routines are 64-bit only"]),
+    (["repro", "arm/copy_to_user:n=1,src_off=0,dst_off=0", "--xlen", "64"], ["arm routines are 32-bit only"]),
+    (["check", "tests/fixtures/kernel/arch/arm/uaccess_domains.S", "--symbol", "__clear_user", "--xlen", "64"],
+     ["--xlen 64: arm routines are 32-bit only"]),
 ])
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needles: list[str]) -> None:
     _assert_clean_failure(run_cli(*args), *needles)

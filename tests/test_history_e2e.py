@@ -219,6 +219,9 @@ def test_bisect_first_fixed(repo: tuple[Path, dict[str, str]], first_run: dict[s
     (["--good", "c1"], "only with --bisect"),
     (["--until", "no-such-rev"], "--until no-such-rev: no such commit"),
     (["--since", "c11", "--until", "c1"], "no commit in"),
+    # refused upfront, as check refuses them, not a "does not build" row per version
+    (["--arch", "arm64", "--isa", "rv64gcv"], "--isa/--vlen name RISC-V extensions"),
+    (["--arch", "arm", "--xlen", "64"], "--xlen 64: arm routines are 32-bit only"),
 ])
 def test_bad_input(repo: tuple[Path, dict[str, str]], first_run: dict[str, Any], args: list[str], message: str) -> None:
     r, c = repo

@@ -159,7 +159,7 @@ class FileBuild:
         return tuple(out)
 
 
-def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: int,
+def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: int | None,
                      build: FileBuild, profile: str, isa: isas.Isa | None = None, kind_reason: str = "",
                      arch_of_file: infer.Inferred | None = None) -> Routine:
     """The routine SYMBOL of a file from outside the tree. kind_reason says why it is of

@@ -54,6 +54,14 @@ def _int_in(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
+def _xlen_option(p: argparse.ArgumentParser) -> None:
+    """--xlen, unset unless given: an architecture of one width runs at it, and a width it
+    does not have is refused (targets.Target.width), --xlen 64 on ARM as --xlen 32 on arm64."""
+    p.add_argument("--xlen", type=int, choices=(64, 32), default=None,
+                   help="register width: 32 builds and runs RV32 executors under qemu-riscv32 "
+                        "(default: the architecture's, 64 for RISC-V)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Fuzz and differential-test kernel user-copy routines.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -120,8 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="where results are kept (default $XDG_CACHE_HOME/copyfuzz/history, "
                          "else ~/.cache/copyfuzz/history)")
     _isa_options(hs)
-    hs.add_argument("--xlen", type=int, choices=(64, 32), default=64,
-                    help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
+    _xlen_option(hs)
     hs.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
                     help="longest n of each version's exhaustive sweep (default 256)")
     hs.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
@@ -138,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                         epilog="exit status: 0 no problems, 1 problems, 2 bad input or build error")
     au.add_argument("target", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     _file_options(au, required=False)
-    au.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    _xlen_option(au)
     au.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(au)
 
@@ -148,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--vs", metavar="ROUTINE2", help="a second routine, measured side by side; adds ratios")
     bn.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(bn, required=False)
-    bn.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    _xlen_option(bn)
     bn.add_argument("--sizes", type=_size_list, metavar="N,N,...", help="large sizes (default 8192,16384,32768)")
     bn.add_argument("--reps", type=_int_in(1, 1_000_000), default=200, metavar="R",
                     help="repetitions per cell for the wall clock (default 200)")
@@ -164,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     cv.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(cv, required=False)
-    cv.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    _xlen_option(cv)
     src = cv.add_mutually_exclusive_group()
     src.add_argument("--sweep", action="store_true", help="run the exhaustive sweep (the default)")
     src.add_argument("--corpus", metavar="DIR", help="run the cases in DIR (case records or spec lines)")
@@ -186,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="watchdog of the executor")
     rp.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(rp)
-    rp.add_argument("--xlen", type=int, choices=(64, 32), default=64, help="register width (default 64)")
+    _xlen_option(rp)
     rp.add_argument("--memcheck", action="store_true",
                     help="run under the QEMU plugin and show its counters and any access outside the windows")
     rp.add_argument("--routine", metavar="NAME",
@@ -328,8 +335,7 @@ def _known_options(p: argparse.ArgumentParser) -> None:
 def _sweep_options(p: argparse.ArgumentParser) -> None:
     _isa_options(p)
     _known_options(p)
-    p.add_argument("--xlen", type=int, choices=(64, 32), default=64,
-                   help="register width: 32 builds and runs RV32 executors under qemu-riscv32")
+    _xlen_option(p)
     p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
                    help="longest n of the exhaustive phase (default 256, or less for a routine whose "
                         "max-len= line says so; at most 1048576)")
@@ -439,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(words)
         envs.warn_unknown()
-        settle_isa(args, words)
+        settle_isa(args)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)

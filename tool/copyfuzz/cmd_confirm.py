@@ -63,7 +63,7 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
     built_as = [flag for flag, attr in (("-D", "define"), ("-I", "include"), ("--with", "with_files"),
                                         ("--defsym", "defsym"), ("--alternative", "alternative"))
                 if getattr(args, attr, None)]
-    if built_as or getattr(args, "xlen", 64) != 64:
+    if built_as or getattr(args, "xlen", None) not in (None, 64):
         raise CopyfuzzError(f"confirm: the case was found with {', '.join(built_as) or '--xlen 32'}, which a kernel "
                             "build does not see (the kernel's own headers, configuration and RV64 decide): its "
                             "syscalls would not run the code that was checked")

@@ -33,7 +33,7 @@ from .selection import file_routines, take_file_target, with_isa
 
 def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
     """The routine: a bundled name, or FILE.S --symbol S [--kind K] (--file FILE.S alike)."""
-    args.xlen = 64
+    args.xlen = None  # no --xlen: RISC-V at 64 bits, ARM at its own width
     take_file_target(args)
     if args.file:
         if args.symbol and len(args.symbol) > 1:

@@ -118,6 +118,8 @@ class Checker:
         """The architecture is known: the build options, the toolchain and QEMU checked."""
         self.build = dataclasses.replace(self.build, arch=arch)
         xlen = targets.get(arch).width(self.args.xlen)
+        if self.isa is not None and arch != "riscv":  # as check refuses it, not a row per version
+            raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {self.path} is built for {arch}")
         self.build.check(xlen, arch)
         build.link_env(self.root, xlen, arch)  # the toolchain is there, and harness.o built
         build.check_runner(xlen, arch)  # and QEMU: a build row never fails for want of a tool
@@ -137,7 +139,8 @@ class Checker:
         if a.memcheck:
             tool.append(history.file_digest(paths.plugin(self.root)))
         return {
-            "version": __version__, "tool": tool, "symbols": self.symbols, "arch": self.build.arch, "xlen": a.xlen,
+            "version": __version__, "tool": tool, "symbols": self.symbols, "arch": self.build.arch,
+            "xlen": targets.get(arch).width(a.xlen),
             "profile": a.profile, "defines": list(self.build.defines), "alternative": self.build.alternative,
             "includes": [[str(Path(i).resolve()), history.tree_digest(Path(i))] for i in self.build.includes],
             "withs": [[str(Path(w).resolve()), history.file_digest(Path(w))] for w in self.build.withs],

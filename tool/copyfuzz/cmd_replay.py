@@ -71,9 +71,9 @@ def _resolve(root: Path, name: str, cache: dict[str, Routine], args: argparse.Na
     say, --isa/--vlen on the command line first; its key in the cache."""
     key = f"{name} {options}".strip()
     if key not in cache:
-        ns = argparse.Namespace(symbol=None, kind=None, define=None, alternative=False, xlen=64,
+        ns = argparse.Namespace(symbol=None, kind=None, define=None, alternative=False, xlen=None,
                                 isa=getattr(args, "isa", None), vlen=getattr(args, "vlen", None))
-        settle_isa(ns, [])
+        settle_isa(ns)
         if options:
             apply_saved_options(ns, options, where)
         if is_file_spec(name):

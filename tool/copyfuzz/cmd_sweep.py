@@ -460,7 +460,7 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
     if args.random:
         header += f", {args.random} random cases (seed {seed})"
     header += f", {args.jobs} job{'s' if args.jobs != 1 else ''}"
-    if args.xlen != 64:
+    if args.xlen == 32:
         header += f", RV{args.xlen}"
     if getattr(args, "file", None):
         header = f"{args.file}, {header}"

@@ -100,15 +100,14 @@ def parsed_isa(args: argparse.Namespace) -> isas.Isa | None:
     return isas.parse(text, getattr(args, "vlen", None)) if text else None
 
 
-def settle_isa(args: argparse.Namespace, words: list[str]) -> None:
+def settle_isa(args: argparse.Namespace) -> None:
     """--isa names the register width too: --isa rv32gcv is --xlen 32 (a contradicting
     --xlen is an error). Checked before the command runs: a bad value is one line."""
     isa = parsed_isa(args)
     if isa is None:
         return
     if hasattr(args, "xlen"):
-        given = any(w == "--xlen" or w.startswith("--xlen=") for w in words)
-        if given and args.xlen != isa.xlen:
+        if args.xlen is not None and args.xlen != isa.xlen:
             raise CopyfuzzError(f"--isa {args.isa} is RV{isa.xlen}, --xlen {args.xlen} is not")
         args.xlen = isa.xlen
 
@@ -218,12 +217,12 @@ def apply_saved_options(args: argparse.Namespace, text: str, where: str) -> None
         args.arch = arch
     if not getattr(args, "cpu", None) and cpu:
         args.cpu = cpu
-    if getattr(args, "xlen", 64) == 64 and xlen:
+    if getattr(args, "xlen", None) is None and xlen:
         args.xlen = xlen
     if not getattr(args, "isa", None) and isa:
         args.isa = isa
         if not getattr(args, "vlen", None) and vlen is not None:
             args.vlen = vlen or -1  # -1: refused by isa.parse, never taken for the default
-        settle_isa(args, ["--xlen"] if xlen else [])
+        settle_isa(args)
     elif not getattr(args, "vlen", None) and vlen is not None:
         args.vlen = vlen or -1

@@ -51,16 +51,19 @@ class Arch:
     mte: bool = False  # memory tagging: faults at 16-byte granules (--granule 16)
     kernel: KernelBoot | None = None  # booted-kernel sweeps (copyfuzz kernel)
 
-    def runs_at(self, xlen: int) -> bool:
-        """Does a run at --xlen xlen include this architecture's routines? An architecture
-        with one width runs at the default (64), which is no request."""
-        return xlen in self.widths or (len(self.widths) == 1 and xlen == 64)
+    def runs_at(self, xlen: int | None) -> bool:
+        """Does a run at --xlen xlen include this architecture's routines? None (no
+        --xlen) takes every architecture."""
+        return xlen is None or xlen in self.widths
 
-    def width(self, xlen: int) -> int:
-        """The width a run at --xlen xlen builds this architecture's routines for: RV32
-        under --xlen 32; an architecture with one width has only that one."""
+    def width(self, xlen: int | None) -> int:
+        """The width a run at --xlen xlen builds this architecture's routines for: the one
+        asked for, which it must have; without --xlen (None), 64 if it has it, else its
+        only one."""
+        if xlen is None:
+            return 64 if 64 in self.widths else self.widths[0]
         if self.runs_at(xlen):
-            return xlen if xlen in self.widths else self.widths[0]
+            return xlen
         raise CopyfuzzError(f"--xlen {xlen}: {self.name} routines are {'/'.join(map(str, self.widths))}-bit only")
 
     def build_dir_name(self, xlen: int) -> str:
