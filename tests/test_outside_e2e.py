@@ -202,3 +202,14 @@ def test_repro_tells_the_source_byte_past_the_count_from_a_wrong_one(define: str
     assert line in text, text
     if first_is != "stored-but-not-reported":
         assert f"the source byte there is {correct:#04x}" in text
+
+
+def test_a_file_that_includes_dev_zero_stops_at_the_builds_limits(tmp_path: Path) -> None:
+    """A build of a file from outside the tree runs under limits (build.OUTSIDE_BUILD_*):
+    the preprocessor reading /dev/zero stops at 4 GiB of address space, with the build's
+    own message, instead of taking the machine's memory."""
+    src = tmp_path / "zero.S"
+    src.write_text('#include "/dev/zero"\n.globl f\nf: ret\n')
+    proc = run_cli("check", str(src), "--symbol", "f:copy", "--arch", "riscv", "--max-len", "2", timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "does not build for riscv" in proc.stderr and "out of memory" in proc.stderr, proc.stderr

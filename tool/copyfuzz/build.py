@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 from pathlib import Path
@@ -95,13 +96,30 @@ def check_runners(routines: "list[Routine]") -> None:
         check_runner(xlen, arch)
 
 
+# What building one file from outside the tree may use (each process of it: the
+# preprocessor, the assembler, the linker): a file that includes /dev/zero, or a
+# generated one of millions of lines, stops at these with an error, not at the machine's.
+OUTSIDE_BUILD_MEMORY = 4 << 30  # bytes of address space
+OUTSIDE_BUILD_CPU_S = 300
+OUTSIDE_BUILD_FILE = 1 << 30  # bytes of any file it writes
+
+
+def _outside_build_limits() -> None:
+    """preexec_fn of an outside file's build: the limits above (inherited by its children)."""
+    resource.setrlimit(resource.RLIMIT_AS, (OUTSIDE_BUILD_MEMORY, OUTSIDE_BUILD_MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (OUTSIDE_BUILD_CPU_S, OUTSIDE_BUILD_CPU_S))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTSIDE_BUILD_FILE, OUTSIDE_BUILD_FILE))
+
+
 def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None,
-         on_status: "dict[int, Callable[[str], CopyfuzzError]] | None" = None) -> str:
+         on_status: "dict[int, Callable[[str], CopyfuzzError]] | None" = None, limited: bool = False) -> str:
     """Run a build step at the repository root; on failure, its output is the details
-    (or, for an exit status in on_status, the error that function makes of the output)."""
+    (or, for an exit status in on_status, the error that function makes of the output).
+    limited: under the outside-build limits."""
     try:
         proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, errors="replace")
+                              stderr=subprocess.STDOUT, text=True, errors="replace",
+                              preexec_fn=_outside_build_limits if limited else None)
     except OSError as e:
         raise CopyfuzzError(f"cannot run {argv[0]}: {e.strerror}") from e
     if on_status and proc.returncode in on_status:
@@ -148,7 +166,7 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
         _run(root, ["bash", "harness/link-executor.sh", *r.link_args, "--", str(harness), str(r.path),
                     r.external_elf, r.name, r.symbol, r.kind, *r.asflags],
              f"harness/link-executor.sh {r.path.name}", env,
-             on_status={3: lambda out: checkfile.explain_link_failure(out, r)})
+             on_status={3: lambda out: checkfile.explain_link_failure(out, r)}, limited=True)
     except CopyfuzzError as e:
         if e.details:  # the recipe's own output: the file did not build
             raise explain(e, r, root) from e
