@@ -88,7 +88,8 @@ while [ $# -gt 0 ]; do
 done
 
 positive_int --time "$time_s"
-[[ -z $triage_s || $triage_s =~ ^[0-9]+$ ]] || die "--triage-time: expected a number of seconds, not '$triage_s'"
+[[ -z $triage_s || $triage_s =~ ^(0|[1-9][0-9]{0,8})$ ]] ||
+	die "--triage-time: expected a whole number of seconds (0 to 999999999), not '$triage_s'"
 [ -z "$jobs" ] || positive_int --jobs "$jobs"
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "--seed: expected a number, not '$seed'"
 IFS=, read -r -a engine_list <<<"$engines"

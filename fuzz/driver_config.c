@@ -6,6 +6,7 @@
  * run on, and the parent each of its processes dies with.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -127,7 +128,8 @@ static const char *const all_names[] = {
 #undef CF_ENV_OTHER
 };
 
-/* Edit distance of two short names (insert, delete, substitute), capped at 9. */
+/* Edit distance of two short names (insert, delete, substitute), case aside, capped at 9
+ * (envs.py's _edits, NEAR_EDITS). */
 static unsigned name_distance(const char *a, size_t la, const char *b)
 {
 	size_t lb = strlen(b);
@@ -141,7 +143,8 @@ static unsigned name_distance(const char *a, size_t la, const char *b)
 		row[0] = (unsigned)i;
 		for (size_t j = 1; j <= lb; j++) {
 			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			unsigned best = diag + (toupper((unsigned char)a[i - 1]) !=
+						toupper((unsigned char)b[j - 1]));
 			if (up + 1 < best)
 				best = up + 1;
 			if (row[j - 1] + 1 < best)
@@ -177,9 +180,11 @@ static void warn_unknown_variables(void)
 		}
 		if (known)
 			continue;
-		fprintf(stderr,
-			"copyfuzz driver: warning: %.*s is not a copyfuzz variable: ignored",
-			(int)(len > 200 ? 200 : len), *e);
+		/* the name is the environment's: at most 200 characters, control ones as '?' */
+		fprintf(stderr, "copyfuzz driver: warning: ");
+		for (size_t i = 0; i < len && i < 200; i++)
+			fputc(isprint((unsigned char)(*e)[i]) ? (*e)[i] : '?', stderr);
+		fprintf(stderr, " is not a copyfuzz variable: ignored");
 		if (near)
 			fprintf(stderr, " (did you mean %s?)", near);
 		fprintf(stderr, "\n");

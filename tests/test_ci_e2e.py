@@ -280,6 +280,8 @@ def test_campaign_reports_a_run_that_fails_and_goes_on(tmp_path: Path) -> None:
     (["--symbol", "__asm_copy_to_user"], "give the file too"),
     (["--engines", "libfuzzer,honggfuzz"], "unknown engine 'honggfuzz'"),
     (["--time", "soon"], "--time: expected a positive integer"),
+    (["--triage-time", "08"], "--triage-time: expected a whole number of seconds"),  # not octal, not bash's error
+    (["--triage-time", "2000000000"], "--triage-time: expected a whole number of seconds"),
     (["--routines", CLEAN, "--file", MUTANT_FILE, "--symbol", "x"], "not both"),
     (["--frobnicate"], "unknown option '--frobnicate'"),
 ])

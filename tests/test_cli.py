@@ -73,6 +73,13 @@ def _assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str)
     (["repro", "arm/copy_to_user:n=1,src_off=0,dst_off=0", "--xlen", "64"], ["arm routines are 32-bit only"]),
     (["check", "tests/fixtures/kernel/arch/arm/uaccess_domains.S", "--symbol", "__clear_user", "--xlen", "64"],
      ["--xlen 64: arm routines are 32-bit only"]),
+    # --isa sets the width, but it is --isa that is wrong for ARM, and so says the error
+    (["sweep", "arm/copy_from_user", "--isa", "rv64gcv"], ["--isa/--vlen name RISC-V extensions"]),
+    (["repro", "arm/copy_from_user:n=1,src_off=0,dst_off=0", "--isa", "rv64gc"], ["name RISC-V extensions"]),
+    (["check", "tests/fixtures/kernel/arch/arm/uaccess_domains.S", "--symbol", "__clear_user", "--isa", "rv64gcv"],
+     ["--isa/--vlen name RISC-V extensions"]),
+    (["check", "tests/fixtures/kernel/arch/arm/uaccess_domains.S", "--symbol", "__clear_user", "--vlen", "256"],
+     ["--vlen 256 is the vector length of an --isa with V"]),  # alone, it was ignored
 ])
 def test_bad_input_is_one_line_and_exit_2(args: list[str], needles: list[str]) -> None:
     _assert_clean_failure(run_cli(*args), *needles)

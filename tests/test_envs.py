@@ -186,12 +186,17 @@ def test_the_command_line_prints_the_table() -> None:
 
 
 # Unregistered names on purpose: spelt so that the scan above does not take them for uses.
-PROFLE, MAXLEN, ZZZ, TIMEOUT = (envs.PREFIX + n for n in ("PROFLE", "MAXLEN", "ZZZZZZ", "TIMEOUT"))
+PROFLE, MAXLEN, ZZZ, TIMEOUT = (envs.PREFIX + n for n in ("PROFLE", "MAXLEN", "ZZZZZZ", "TIMEOUT_M"))
 
 
 def test_unknown_variables_are_named_with_the_nearest_registered_one() -> None:
-    environ = {PROFLE: "exact", MAXLEN: "3", ZZZ: "1", "COPYFUZZ_KIND": "copy", "PATH": "/bin"}
-    assert envs.unknown(environ) == [(MAXLEN, "COPYFUZZ_MAX_LEN"), (PROFLE, "COPYFUZZ_PROFILE"), (ZZZ, None)]
+    """At most two edits away, case aside: the fuzz driver's rule (driver_config.c)."""
+    lower, pim = envs.PREFIX + "kind", envs.PREFIX + "PIM"
+    environ = {PROFLE: "exact", MAXLEN: "3", ZZZ: "1", lower: "copy", pim: "0", "COPYFUZZ_KIND": "copy",
+               "PATH": "/bin"}
+    assert envs.unknown(environ) == [(MAXLEN, "COPYFUZZ_MAX_LEN"), (pim, "COPYFUZZ_PIN"),
+                                     (PROFLE, "COPYFUZZ_PROFILE"), (ZZZ, None), (lower, "COPYFUZZ_KIND")]
+    assert envs.shown_name(envs.PREFIX + "A\x1b[2J\nB" + "C" * 300) == envs.PREFIX + "A?[2J?B" + "C" * 184
 
 
 def test_the_tool_warns_of_an_unknown_variable_and_goes_on() -> None:

@@ -186,3 +186,15 @@ def test_a_damaged_regression_stops_the_campaign_in_one_line(tmp_path: Path, eng
     assert run_cli("replay", str(regs)).returncode == 2
     repro = run_cli("repro", str(bad), "--json")  # names the file too
     assert repro.returncode == 2 and json.loads(repro.stdout)["error"].startswith(f"{bad}: src_fault=5"), repro.stdout
+
+
+@pytest.mark.parametrize("routine", ["riscv/copy_user", "arm/copy_to_user"])
+def test_a_one_second_campaign_runs_and_arm_at_its_own_width(tmp_path: Path, routine: str) -> None:
+    """--time 1 runs libFuzzer for a second (it ran none: -max_total_time takes whole
+    seconds, and less than one was left by the first round); fuzz has no --xlen, and a
+    32-bit ARM routine runs at 32 bits (it was refused as --xlen 64)."""
+    proc = run_cli("fuzz", routine, "--time", "1", "--corpus", str(tmp_path / "c"), "--findings",
+                   str(tmp_path / "f"), "--regressions", str(tmp_path / "r"), "--json", timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    rep = json.loads(proc.stdout)
+    assert rep["rounds"] == 1 and rep["executions"] > 0, rep

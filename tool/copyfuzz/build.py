@@ -12,8 +12,9 @@ import re
 import resource
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import IO, TYPE_CHECKING, Callable
 
 from . import checkfile, infer, paths, targets
 from .errors import CopyfuzzError
@@ -116,17 +117,38 @@ def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = No
     """Run a build step at the repository root; on failure, its output is the details
     (or, for an exit status in on_status, the error that function makes of the output).
     limited: under the outside-build limits."""
-    try:
-        proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, errors="replace",
-                              preexec_fn=_outside_build_limits if limited else None)
-    except OSError as e:
-        raise CopyfuzzError(f"cannot run {argv[0]}: {e.strerror}") from e
+    # The output goes to a file and is read back bounded: a file of millions of bad lines
+    # makes that many error messages, which must not become the tool's memory or stderr.
+    with tempfile.TemporaryFile() as log:
+        try:
+            proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                  stderr=subprocess.STDOUT, preexec_fn=_outside_build_limits if limited else None)
+        except OSError as e:
+            raise CopyfuzzError(f"cannot run {argv[0]}: {e.strerror}") from e
+        output = _bounded(log)
     if on_status and proc.returncode in on_status:
-        raise on_status[proc.returncode](proc.stdout)
+        raise on_status[proc.returncode](output)
     if proc.returncode != 0:
-        raise CopyfuzzError(f"build failed ({what}, exit {proc.returncode})", details=proc.stdout.rstrip())
-    return proc.stdout
+        raise CopyfuzzError(f"build failed ({what}, exit {proc.returncode})", details=output.rstrip())
+    return output
+
+
+BUILD_OUTPUT_SHOWN = 64 << 10  # bytes of a build step's output kept at each end
+
+
+def _bounded(log: IO[bytes]) -> str:
+    """A build step's output (text): whole up to twice BUILD_OUTPUT_SHOWN bytes, else its
+    head and tail with what was cut said between them."""
+    size = log.seek(0, os.SEEK_END)
+    log.seek(0)
+    if size <= 2 * BUILD_OUTPUT_SHOWN:
+        return log.read().decode(errors="replace")
+    head = log.read(BUILD_OUTPUT_SHOWN)
+    log.seek(size - BUILD_OUTPUT_SHOWN)
+    tail = log.read()
+    cut = size - len(head) - len(tail)
+    return (head.decode(errors="replace") + f"\n[... {cut:,} bytes of output cut ...]\n"
+            + tail.decode(errors="replace"))
 
 
 def build(root: Path, targets_: list[str], xlen: int = 64, arch: str = "riscv") -> None:
@@ -200,7 +222,8 @@ def object_spans(root: Path, r: "Routine", names: tuple[str, ...],
     args = r.link_args if link_args is None else link_args
     try:
         _run(root, ["bash", "harness/link-executor.sh", "--object", *args, "--", "-", str(r.path),
-                    str(out), "-", "-", "-", *r.asflags], f"harness/link-executor.sh --object {r.path.name}", env)
+                    str(out), "-", "-", "-", *r.asflags], f"harness/link-executor.sh --object {r.path.name}", env,
+             limited=True)
     except CopyfuzzError as e:
         if e.details:
             raise explain(e, r, root) from e

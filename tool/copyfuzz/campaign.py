@@ -160,7 +160,8 @@ class Campaign:
     until: frozenset[str] = frozenset()  # stop at the first finding of one of these classes
     as_json: bool = False
     executions: int = 0
-    elapsed_s: float = 0.0
+    elapsed_s: float = 0.0  # from the engines' start to the end of the triage
+    engine_s: float = 0.0  # of that, the engines' time (--time, or less): what exec/s is over
     rounds: int = 0
     seeded: int = 0
     found: list[CampaignFinding] = field(default_factory=list)
@@ -171,6 +172,7 @@ class Campaign:
     triage_deadline: float = math.inf  # then (monotonic): nothing more is run; set by start_clock()
     out_of_time: list[str] = field(default_factory=list)  # untriaged spec files the deadline left
     deferred_specs: set[str] = field(default_factory=set)  # their cases (format_spec)
+    triaged_specs: set[str] = field(default_factory=set)  # cases handed to triage in time (format_spec)
     audit: Audit | None = None
     coverage: Coverage | None = None
     run: RunDir | None = None
@@ -195,7 +197,7 @@ class Campaign:
         """A failure the triage time did not cover: its cases saved, not run, under
         UNTRIAGED/ (replay reads them), and listed in the report."""
         assert self.run is not None
-        specs = [s for s in specs if format_spec(s) not in self.deferred_specs]
+        specs = [s for s in specs if format_spec(s) not in self.deferred_specs | self.triaged_specs]
         if not specs:  # the same case from two sources (an AFL++ crash and its driver's file)
             return
         self.deferred_specs |= {format_spec(s) for s in specs}
@@ -296,6 +298,7 @@ class Campaign:
         if self.out_of_triage_time:
             self.defer(candidates, seen or [])
             return None
+        self.triaged_specs |= {format_spec(s) for s in candidates}
         found = triage(self.root, self.routine, self.profile, self.regressions, self.engine, candidates,
                        str(kept or ""), pick, self.triage_deadline)
         if found is None:
@@ -492,7 +495,8 @@ def clear_status() -> None:
 
 
 def report(c: Campaign) -> None:
-    rate = c.executions / c.elapsed_s if c.elapsed_s > 0 else 0.0
+    spent = c.engine_s or c.elapsed_s
+    rate = c.executions / spent if spent > 0 else 0.0
     by_class: dict[str, int] = {}
     for f in c.found:
         by_class[f.cls] = by_class.get(f.cls, 0) + 1
@@ -501,7 +505,8 @@ def report(c: Campaign) -> None:
     if c.as_json:
         print(json.dumps({
             "routine": c.routine.name, "engine": c.engine, "profile": c.profile, "seed": c.seed,
-            "elapsed_s": round(c.elapsed_s, 2), "rounds": c.rounds, "executions": c.executions,
+            "elapsed_s": round(c.elapsed_s, 2), "engine_s": round(spent, 2), "rounds": c.rounds,
+            "executions": c.executions,
             "exec_per_s": round(rate, 1), "corpus": str(c.corpus), "corpus_size": c.corpus_size,
             "seeded": c.seeded, "findings_dir": str(c.findings_dir), "findings": by_class,
             "coverage": c.coverage.to_json() if c.coverage else None,
@@ -515,8 +520,10 @@ def report(c: Campaign) -> None:
         }, indent=2))
         return
     console = stdout_console()
-    emit(console, f"[bold]{c.routine.name}[/]: {c.executions:,} executions in {c.elapsed_s:.0f} s "
-                  f"({rate:,.0f}/s), {c.rounds} round{'s' * (c.rounds != 1)}, corpus {c.corpus_size} inputs "
+    after = c.elapsed_s - spent
+    then = f", then {after:.0f} s of triage" if after >= 0.5 else ""
+    emit(console, f"[bold]{c.routine.name}[/]: {c.executions:,} executions in {spent:.0f} s "
+                  f"({rate:,.0f}/s){then}, {c.rounds} round{'s' * (c.rounds != 1)}, corpus {c.corpus_size} inputs "
                   f"in {c.corpus}")
     if c.coverage is not None:
         emit(console, f"  coverage: {c.coverage.line()}")
@@ -531,7 +538,7 @@ def report(c: Campaign) -> None:
                       f"the triage time (--triage-time {c.triage_s:g} s) was used up; saved unshrunk and not "
                       f"re-run in {where}; replay them with: copyfuzz replay {where}")
     if not c.found:
-        emit(console, "  findings: none")
+        emit(console, "  findings: none triaged" if c.out_of_time else "  findings: none")
         return
     for cls, count in by_class.items():
         accepted = sum(1 for f in c.found if f.cls == cls and known_by[id(f)] is not None)

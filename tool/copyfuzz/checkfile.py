@@ -184,9 +184,9 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     else:
         inferred = arch_of_file or infer.arch_of(path, infer.with_local_includes(path, text))
         arch, arch_reason = inferred.value, inferred.reason
-    xlen = targets.get(arch).width(xlen)
-    if isa is not None and arch != "riscv":
+    if isa is not None and arch != "riscv":  # before the width, which --isa set
         raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {path} is built for {arch}")
+    xlen = targets.get(arch).width(xlen)
     if isa is not None and build.cpu:
         raise CopyfuzzError("--cpu and --isa both choose QEMU's CPU: give one")
     build.check(xlen, arch)

@@ -41,7 +41,7 @@ def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
         return file_routines(root, args.file, args, args.profile or "linux")[0]
     if not args.routine:
         raise CopyfuzzError("say which routine to fuzz: ROUTINE, or FILE.S --symbol S")
-    return with_isa(find(discover(root), args.routine), 64, args)
+    return with_isa(find(discover(root), args.routine), args.xlen, args)
 
 
 def parse_until(text: str | None) -> frozenset[str]:
@@ -118,6 +118,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
                 hypothesis.run(c, show, deadline, args.time)
         finally:
             c.elapsed_s = time.monotonic() - started
+            c.engine_s = min(c.elapsed_s, float(args.time))
         c.read_coverage()
     finally:
         c.close()

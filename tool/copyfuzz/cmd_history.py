@@ -43,7 +43,7 @@ from .errors import CopyfuzzError
 from .findings import FindingsLog
 from .history import Change, Repo
 from .routines import Routine
-from .selection import file_build, file_routine, parsed_isa
+from .selection import check_vlen_has_isa, file_build, file_routine, parsed_isa
 from .ui import emit, plural, stdout_console
 
 AUDIT = "audit"  # the static audit's problems, counted like a class
@@ -96,6 +96,7 @@ class Checker:
                  progress: Progress | None) -> None:
         self.root, self.args, self.repo, self.path, self.progress = root, args, repo, path, progress
         self.symbols = [parse_symbol(s, args.kind) for s in args.symbol]
+        check_vlen_has_isa(args)
         self.build = file_build(args)
         self.isa = parsed_isa(args)
         self.cache = history.Cache(Path(args.cache) if args.cache else history.default_cache_dir())
@@ -117,9 +118,9 @@ class Checker:
     def _settle(self, arch: str, why: str) -> None:
         """The architecture is known: the build options, the toolchain and QEMU checked."""
         self.build = dataclasses.replace(self.build, arch=arch)
-        xlen = targets.get(arch).width(self.args.xlen)
         if self.isa is not None and arch != "riscv":  # as check refuses it, not a row per version
             raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {self.path} is built for {arch}")
+        xlen = targets.get(arch).width(self.args.xlen)
         self.build.check(xlen, arch)
         build.link_env(self.root, xlen, arch)  # the toolchain is there, and harness.o built
         build.check_runner(xlen, arch)  # and QEMU: a build row never fails for want of a tool
@@ -451,7 +452,7 @@ def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: 
     console = stdout_console()
     symbols = ", ".join(_symbols(checker, rows, "{s} ({k})", " or "))
     title = (f"history: {path} in {args.repo}, {symbols}, max-len {args.max_len}, profile {args.profile}"
-             f"{', RV32' if args.xlen == 32 else ''}")
+             f"{', RV32' if args.xlen == 32 and checker.build.arch == 'riscv' else ''}")
     table = Table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)
     # A reproducer stays on one line, to be pasted into repro; on a narrow terminal the
     # subject gives way (piped, lines are 240 wide).

@@ -73,15 +73,20 @@ def _resolve(root: Path, name: str, cache: dict[str, Routine], args: argparse.Na
     if key not in cache:
         ns = argparse.Namespace(symbol=None, kind=None, define=None, alternative=False, xlen=None,
                                 isa=getattr(args, "isa", None), vlen=getattr(args, "vlen", None))
-        settle_isa(ns)
-        if options:
-            apply_saved_options(ns, options, where)
-        if is_file_spec(name):
-            path, symbol = name.rsplit(":", 1)
-            ns.symbol = [symbol]
-            cache[key] = file_routines(root, path, ns, "linux")[0]
-        else:
-            cache[key] = with_isa(find(discover(root), name), ns.xlen, ns)
+        try:
+            settle_isa(ns)
+            if options:
+                apply_saved_options(ns, options, where)
+            if is_file_spec(name):
+                path, symbol = name.rsplit(":", 1)
+                ns.symbol = [symbol]
+                cache[key] = file_routines(root, path, ns, "linux")[0]
+            else:
+                cache[key] = with_isa(find(discover(root), name), ns.xlen, ns)
+        except CopyfuzzError as e:  # the case file that asked for it, among many
+            if not where or str(e).startswith(where):
+                raise
+            raise CopyfuzzError(f"{where}: {e}", exit_code=e.exit_code, details=e.details) from None
     return key
 
 

@@ -460,8 +460,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
     if args.random:
         header += f", {args.random} random cases (seed {seed})"
     header += f", {args.jobs} job{'s' if args.jobs != 1 else ''}"
-    if args.xlen == 32:
-        header += f", RV{args.xlen}"
+    if args.xlen == 32:  # RV32 is RISC-V's name for it; ARM is 32-bit with or without --xlen
+        header += ", RV32" if all(r.routine.arch == "riscv" for r in results) else ", 32-bit"
     if getattr(args, "file", None):
         header = f"{args.file}, {header}"
     if args.profile:

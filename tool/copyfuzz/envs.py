@@ -15,7 +15,6 @@ inherited from `base` (os.environ by default). Shell scripts get the same checks
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import sys
@@ -91,24 +90,44 @@ def lookup(name: str) -> EnvVar:
     raise CopyfuzzError(f"{name}: not a copyfuzz environment variable (fuzz/envs.def lists them)")
 
 
+NEAR_EDITS = 2  # a name this many edits from a registered one is taken for it (fuzz/driver_config.c too)
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance (insert, delete, substitute) of two names, ignoring case."""
+    a, b = a.upper(), b.upper()
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        diag, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            diag, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diag + (ca != cb))
+    return row[-1]
+
+
 def unknown(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
     """(name, the nearest registered name or None) of each COPYFUZZ_ variable in the
-    environment that nothing reads: most likely a misspelt one, meant to change something."""
-    names = [v.name.removeprefix(PREFIX) for v in registry()]
+    environment that nothing reads: most likely a misspelt one, meant to change something.
+    Nearest: at most NEAR_EDITS edits away, case aside, as the fuzz driver says it."""
+    names = [v.name for v in registry()]
     out = []
     for name in sorted(os.environ if environ is None else environ):
-        rest = name.removeprefix(PREFIX)
-        if name.startswith(PREFIX) and rest not in names:
-            near = difflib.get_close_matches(rest, names, n=1, cutoff=0.7)  # the shared prefix says nothing
-            out.append((name, PREFIX + near[0] if near else None))
+        if name.startswith(PREFIX) and name not in names:
+            best = min(names, key=lambda n: _edits(name, n))
+            out.append((name, best if _edits(name, best) <= NEAR_EDITS else None))
     return out
+
+
+def shown_name(name: str) -> str:
+    """A variable's name as a warning prints it: at most 200 characters, control characters
+    as '?' (the name is the environment's, not ours)."""
+    return "".join(ch if ch.isprintable() else "?" for ch in name[:200])
 
 
 def warn_unknown(environ: Mapping[str, str] | None = None) -> None:
     """One line on stderr for each unknown() variable."""
     for name, near in unknown(environ):
         hint = f" (did you mean {near}?)" if near else " (fuzz/envs.def lists them)"
-        print(f"copyfuzz: warning: {name[:200]} is not a copyfuzz variable: ignored{hint}", file=sys.stderr)
+        print(f"copyfuzz: warning: {shown_name(name)} is not a copyfuzz variable: ignored{hint}", file=sys.stderr)
 
 
 def value(name: str, environ: Mapping[str, str] | None = None) -> str | None:

@@ -60,9 +60,18 @@ def file_options_given(args: argparse.Namespace) -> list[str]:
     return [flags[o] for o in FILE_OPTIONS if getattr(args, o, None)]
 
 
+def check_vlen_has_isa(args: argparse.Namespace) -> None:
+    """A file's --vlen is the VLEN of its --isa: alone, it would be ignored."""
+    vlen = getattr(args, "vlen", None)
+    if vlen and not getattr(args, "isa", None):
+        raise CopyfuzzError(f"--vlen {vlen} is the vector length of an --isa with V: give the ISA too "
+                            "(e.g. --isa rv64gcv); --isa/--vlen are for RISC-V files")
+
+
 def file_routines(root: Path, path: str, args: argparse.Namespace, profile: str) -> list[Routine]:
     if not args.symbol:
         raise CopyfuzzError(f"{path}: say which routine to check with --symbol SYM[:KIND]")
+    check_vlen_has_isa(args)
     build = file_build(args)
     out = []
     for text in args.symbol:
@@ -117,12 +126,12 @@ def with_isa(r: Routine, xlen: int, args: argparse.Namespace | None = None) -> R
     same extensions at --xlen 32) unless --isa gives another; --vlen picks the VLEN. Built
     for another ISA, its executor is a build product of its own (paths.isa_dir), linked by
     the one link recipe like a file from outside the tree."""
-    xlen = targets.get(r.arch).width(xlen)
-    declared = isas.with_xlen(r.declared_isa, xlen) if r.declared_isa else None
     vlen = getattr(args, "vlen", None) if args is not None else None
     isa = parsed_isa(args) if args is not None else None
-    if r.arch != "riscv" and (isa is not None or vlen):
+    if r.arch != "riscv" and (isa is not None or vlen):  # before the width, which --isa set
         raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {r.name} is an {r.arch} routine")
+    xlen = targets.get(r.arch).width(xlen)
+    declared = isas.with_xlen(r.declared_isa, xlen) if r.declared_isa else None
     if isa is None and declared is not None:
         isa = isas.parse(declared.march, vlen) if vlen else declared
     elif isa is None and vlen:

@@ -209,9 +209,10 @@ def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, tot
     adopt_dead_runs(c)
     stopped_by: set[str] = set()  # digests of artifacts that ended a round
     while not c.until_met:
-        left = int(deadline - time.monotonic())
-        if left < 1:
+        remaining = deadline - time.monotonic()
+        if remaining < 0.5:  # -max_total_time takes whole seconds: --time 1 still runs one
             break
+        left = max(1, round(remaining))
         status = Status(show, c, started, total_s)
         try:
             rc, tail = fuzz_round(c, env, left, jobs, status)
