@@ -7,12 +7,15 @@ real executors run under qemu-riscv64), so they are quick and know their answers
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, TOOL, run_cli
 
 FAKE = Path(__file__).parent / "fake_executor.py"
 MAKEFILE = ("$(O)/riscv64/%.elf:\n\t@mkdir -p $(dir $@) && touch $@\n"
@@ -261,3 +264,17 @@ def test_repro_exit_codes(fake_tree: tuple[Path, dict[str, str]]) -> None:
 def test_root_has_requirements_pinned() -> None:
     lines = (ROOT / "requirements.txt").read_text().split()
     assert lines and all("==" in line for line in lines)
+
+
+def test_ctrl_c_while_the_tool_starts_is_no_traceback() -> None:
+    """SIGINT during the imports or the parser's set-up (the first tenths of a second)
+    ends the tool with 130 and one line, as it does later; -2 is a signal that came before
+    Python had its handler, which prints nothing either."""
+    for i in range(10):
+        proc = subprocess.Popen([sys.executable, "-m", "copyfuzz", "list"], cwd=ROOT, text=True,
+                                env={**os.environ, "PYTHONPATH": str(TOOL)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.03 + 0.03 * i)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err and proc.returncode in (130, -signal.SIGINT, 0), (i, proc.returncode, err)

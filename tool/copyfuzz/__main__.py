@@ -2,6 +2,10 @@
 
 import sys
 
-from .cli import main
+try:
+    from .cli import main
+except KeyboardInterrupt:  # Ctrl-C while the tool is still starting: no traceback
+    print("copyfuzz: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

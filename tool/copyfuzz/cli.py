@@ -440,7 +440,11 @@ def main(argv: list[str] | None = None) -> int:
     named = _NamedStdout(stdout)
     sys.stdout = named
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(words)
