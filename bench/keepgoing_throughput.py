@@ -7,8 +7,9 @@ defect): riscv/mutants/tail-extra-byte (one byte stored past the end on nearly e
 with n > 0) against riscv/copy_user, riscv/mutants/fixup-full-size (no-progress on every
 fault inside the copy) against riscv/copy_user_bytewise. Each run fuzzes every (engine,
 routine) for --seconds from an empty corpus, clean and buggy back to back, in an order
-rotated from run to run; the rate is the campaign's own (--json: executions / elapsed, so
-the dense routine pays for its rounds, triage and shrinking). The table gives the median
+rotated from run to run; the rate is the campaign's own (--json: executions over the
+engines' time, so the dense routine pays for its rounds and the triage that runs beside
+the engine, not for the triage after it). The table gives the median
 of --runs, the ratio buggy / clean of those medians, and the median of the per-run ratios
 (run k fuzzes both routines with seed k, so each run is a pair).
 
