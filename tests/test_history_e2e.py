@@ -271,3 +271,28 @@ def test_a_cache_entry_of_another_shape_is_a_miss(repo: tuple[Path, dict[str, st
     proc = run_cli("history", str(r), "--file", "lib/usercopy.S", "--symbol", SYMBOL, "--max-len", MAX_LEN,
                    "--cache", str(cache), "--until", c["c1"])  # the text rows read the entry too
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_version_that_is_a_symlink_is_a_row_saying_so(tmp_path: Path) -> None:
+    """The file replaced by a symbolic link in one commit: that row says so (its blob is
+    the link's target name, which used to be assembled: 'unrecognized opcode')."""
+    r = tmp_path / "repo"
+    (r / "lib").mkdir(parents=True)
+    git(r, "init", "-q")
+    src = ROOT / "tests" / "fixtures" / "kernel" / "uaccess_new.S"
+    (r / "lib" / "usercopy.S").write_text(src.read_text())
+    (r / "lib" / "other.S").write_text(src.read_text())
+    for step in ("file", "symlink", "file again"):
+        if step == "symlink":
+            (r / "lib" / "usercopy.S").unlink()
+            (r / "lib" / "usercopy.S").symlink_to("other.S")
+        elif step == "file again":
+            (r / "lib" / "usercopy.S").unlink()
+            (r / "lib" / "usercopy.S").write_text(src.read_text() + "\n")
+        git(r, "add", "-A")
+        git(r, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", step)
+    rc, report, err = history(r, tmp_path / "cache")
+    assert rc == 0, err
+    rows = {row["subject"]: row for row in report["commits"]}
+    assert "a symlink at this commit, not a regular file" in rows["symlink"]["error"], rows["symlink"]
+    assert rows["file"]["builds"] and rows["file again"]["builds"], rows

@@ -155,6 +155,10 @@ class Checker:
         if change.deleted:
             row.builds, row.error = False, "deleted"
             return row
+        what = self.repo.entry(change.commit, change.path)
+        if what not in (None, "file"):  # a symlink's blob is its target's name: no source to build
+            row.builds, row.error = False, f"a {what} at this commit, not a regular file: not checked"
+            return row
         sources = self.repo.sources(change.commit, change.path)
         if change.path not in sources:
             raise CopyfuzzError(f"{self.repo.path}: {change.path} is not a file at {change.short}")
