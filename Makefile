@@ -250,9 +250,10 @@ check-fast: deps
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # Lint: ruff and mypy (pyproject.toml), clang-format (.clang-format), shellcheck.
-C_SOURCES  := $(wildcard harness/*.c harness/*.h ref/*.c ref/*.h ref/test/*.c fuzz/*.c fuzz/*.h \
-                plugin/*.c tests/c/*.c kernel/prober/*.c kernel/prober/*.h)
-SH_SOURCES := $(wildcard ci/*.sh scripts/*.sh harness/*.sh tests/fixtures/*/*.sh) .clusterfuzzlite/build.sh .ci/run
+C_SOURCES  := $(wildcard harness/*.c harness/*.h harness/arch/*/*.h ref/*.c ref/*.h ref/test/*.c fuzz/*.c \
+                fuzz/*.h plugin/*.c tests/c/*.c kernel/prober/*.c kernel/prober/*.h bench/*.c)
+SH_SOURCES := $(wildcard ci/*.sh scripts/*.sh harness/*.sh tests/fixtures/*/*.sh) .clusterfuzzlite/build.sh .ci/run \
+              copyfuzz
 lint:
 	$(Q).venv/bin/ruff check --quiet .
 	$(Q).venv/bin/mypy tool/copyfuzz

@@ -35,11 +35,6 @@ def native(xlen: int = 64, arch: str = "riscv") -> bool:
     return targets.get(arch).native(xlen)
 
 
-def run_prefix(xlen: int = 64, arch: str = "riscv") -> list[str]:
-    """What goes before an executor's path on the command line."""
-    return [] if native(xlen, arch) else qemu_command(xlen, arch)
-
-
 def routine_native(r: "Routine") -> bool:
     """Does this routine's executor run without QEMU here (so without the plugin)?"""
     return native(r.xlen, r.arch)

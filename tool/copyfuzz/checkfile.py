@@ -27,7 +27,6 @@ def compat_include(arch: str = "riscv") -> str:
     return f"harness/compat/{arch}/include"
 
 
-COMPAT_INCLUDE = compat_include()
 # What every kernel build of an architecture and width defines (RISC-V's Kconfig: RISCV,
 # ARCH_RV64I/RV32I selecting 64BIT/32BIT, keyed on __riscv_xlen), included before the
 # file, as the kernel's `-include linux/kconfig.h` includes generated/autoconf.h.

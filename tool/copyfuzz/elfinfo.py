@@ -94,9 +94,6 @@ class Symbolizer:
         link = addr - self.bias
         return next((r for r in self._ranges if r[0] <= link < r[1]), None)
 
-    def in_code(self, addr: int) -> bool:
-        return self._section(addr) is not None
-
     def lookup(self, addr: int) -> tuple[str, int] | None:
         link = addr - self.bias
         section = self._section(addr)

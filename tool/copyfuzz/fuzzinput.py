@@ -25,7 +25,6 @@ from .spec import Spec
 
 PAGE = records.PAGE_SIZE
 DEFAULT_MAX_LEN = 65536
-INPUT_SIZE = 14
 
 
 def _byte(data: bytes, i: int) -> int:

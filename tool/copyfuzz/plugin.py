@@ -16,7 +16,6 @@ from pathlib import Path
 from . import build, paths, targets
 from .errors import CopyfuzzError
 
-MAGIC = 0x31504643
 COV_MAP_SIZE = 4096
 INSN_SLOTS = 8192
 EXTABLE_SLOTS = 1024
