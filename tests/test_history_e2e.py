@@ -296,3 +296,68 @@ def test_a_version_that_is_a_symlink_is_a_row_saying_so(tmp_path: Path) -> None:
     rows = {row["subject"]: row for row in report["commits"]}
     assert "a symlink at this commit, not a regular file" in rows["symlink"]["error"], rows["symlink"]
     assert rows["file"]["builds"] and rows["file again"]["builds"], rows
+
+
+# ---- merges: a merge's result is a version; bisect walks the graph (issue 26 point 1) ----
+
+BUG_LINE = "#define CONFIG_FIXTURE_NO_RETRY 1\n"  # the fixture's seeded bug: no-progress
+
+
+def _commit(r: Path, message: str) -> str:
+    git(r, "add", "-A")
+    git(r, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
+    return git(r, "rev-parse", "HEAD")
+
+
+def merge_repo(tmp_path: Path, merge_brings_the_bug: bool) -> tuple[Path, dict[str, str]]:
+    """c1 clean; a branch's commit B and main's commit M; then main merges the branch. B
+    adds the bug (a line at the top), M a comment at the end, and git merges both; or,
+    with merge_brings_the_bug, both are clean and the merge's own resolution adds it."""
+    r = tmp_path / "repo"
+    (r / "lib").mkdir(parents=True)
+    git(r, "init", "-q", "-b", "main")
+    f = r / "lib" / "usercopy.S"
+    clean = (ROOT / "tests" / "fixtures" / "kernel" / "uaccess_new.S").read_text()
+    f.write_text(clean)
+    c = {"c1": _commit(r, "c1")}
+    git(r, "checkout", "-q", "-b", "branch")
+    f.write_text(("/* the branch's comment */\n" if merge_brings_the_bug else BUG_LINE) + clean)
+    c["B"] = _commit(r, "B")
+    git(r, "checkout", "-q", "main")
+    f.write_text(clean + "/* main's comment */\n")
+    c["M"] = _commit(r, "M")
+    if merge_brings_the_bug:
+        git(r, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-commit", "branch")
+        f.write_text(BUG_LINE + f.read_text())
+        c["merge"] = _commit(r, "merge")
+    else:
+        git(r, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-edit", "-m", "merge", "branch")
+        c["merge"] = git(r, "rev-parse", "HEAD")
+    return r, c
+
+
+@pytest.mark.parametrize("merge_brings_the_bug", [False, True], ids=["from-the-branch", "by-the-merge"])
+def test_a_merge_is_a_version_and_the_newest_decides(tmp_path: Path, merge_brings_the_bug: bool) -> None:
+    """The merge is a row (its file differs from both parents'), and the file at --until
+    decides the exit status: HEAD has the bug, so 1, whatever main's own commit says."""
+    r, c = merge_repo(tmp_path, merge_brings_the_bug)
+    rc, report, err = history(r, tmp_path / "cache")
+    assert rc == 1, (err, report)
+    rows = {row["commit"]: row for row in report["commits"]}
+    assert c["merge"] in rows and "no-progress" in rows[c["merge"]]["findings"], report
+    assert "no-progress" not in rows[c["M"]]["findings"]
+    assert ("no-progress" in rows[c["B"]]["findings"]) != merge_brings_the_bug
+
+
+@pytest.mark.parametrize("merge_brings_the_bug", [False, True], ids=["from-the-branch", "by-the-merge"])
+def test_bisect_walks_the_graph_and_names_a_tested_commit(tmp_path: Path, merge_brings_the_bug: bool) -> None:
+    """--bisect over a merge finds the commit that brought the class (the branch's, or the
+    merge itself), and every commit it names was tested: it used to name an untested one
+    from a list ordered by date, then fail with a KeyError."""
+    r, c = merge_repo(tmp_path, merge_brings_the_bug)
+    rc, report, err = history(r, tmp_path / "cache", "--bisect", "no-progress", "--good", c["c1"],
+                              "--bad", c["merge"])
+    assert rc == 0 and "Traceback" not in err, (err, report)
+    assert report["first_bad"] == (c["merge"] if merge_brings_the_bug else c["B"]), report
+    tested = {s["commit"]: s["verdict"] for s in report["steps"]}
+    assert tested.get(report["first_bad"]) == "bad", report["steps"]

@@ -408,7 +408,11 @@ def _history(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) 
         raise CopyfuzzError(f"{repo.path}: no commit in {where} changed {path}")
     rows = list(_walk(checker, changes))
     _mark(rows, known_before=baseline is None and changes[0].status.startswith("A"))
-    newest = next((r for r in reversed(rows) if not r.change.deleted), None)
+    # The newest version is the file at --until: with branches and merges, the rows (by
+    # date) need not end with it.
+    at_until = repo.last_change(until, path)
+    newest = next((r for r in reversed(rows) if at_until is not None and r.change.commit == at_until.commit),
+                  next((r for r in reversed(rows) if not r.change.deleted), None))
     broken = (f"the newest version of {path} ({newest.change.short}) does not build: {newest.error}"
               if newest is not None and not newest.builds else "")
     if args.json:
@@ -528,26 +532,35 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
         raise CopyfuzzError(f"{path} at {newer[:12]} is not a {word} version: "
                             + (new_row.error if not new_row.builds else
                                f"{cls} {'present' if fixed else 'absent'} there"))
-    lo, hi = -1, len(candidates) - 1  # candidates[lo] is old (-1: the start), candidates[hi] new
-    skipped: set[int] = set()
+    # The commit graph decides what lies between an old and a new version, as in `git
+    # bisect`: the versions (merges too) in the newest new one's history and in no old
+    # one's, best split first. Only a tested version is ever named.
+    by_commit = {c.commit: c for c in candidates}
+    paths = sorted({p for c in candidates for p in (c.path, c.old_path) if p})
+    found, olds, last_old = end, [older], old_row
+    skipped: set[str] = set()
     step = 0
+
+    def between_now() -> list[str]:
+        return [c for c in repo.bisect_order(found.commit, olds, paths) if c != found.commit and c in by_commit]
+
     while True:
-        untested = [i for i in range(lo + 1, hi) if i not in skipped]
+        untested = [c for c in between_now() if c not in skipped]
         if not untested:
             break
-        mid = min(untested, key=lambda i: (abs(i - (lo + hi) // 2), i))
         step += 1
         left = len(untested)
         label = f"step {step} ({plural(left, 'commit')} left to test, roughly {plural(left.bit_length(), 'step')})"
-        row = examine(candidates[mid], label)
+        change = by_commit[untested[0]]
+        row = examine(change, label)
         if not row.builds:
-            skipped.add(mid)
+            skipped.add(change.commit)
         elif is_new(row):
-            hi = mid
+            found = change
         else:
-            lo = mid
-    between = [candidates[i] for i in range(lo + 1, hi) if i in skipped]
-    found = candidates[hi]
+            olds.append(change.commit)
+            last_old = row
+    between = [by_commit[c] for c in between_now()]  # all of them skipped
     key = "first_fixed" if fixed else "first_bad"
     rows = sorted(examined.values(), key=lambda r: _order(r.change, candidates, start))
     if args.json:
@@ -570,8 +583,7 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
         emit(console, f"{found.commit} is the first {word} commit ({found.date[:10]}, {escape(found.subject)}): "
                       f"{cls} {'disappears' if fixed else 'appears'} there "
                       f"({checker.checked} checked, {checker.from_cache} from the cache)")
-        last_bad = examined[candidates[lo].commit] if lo >= 0 else old_row
-        shown = last_bad if fixed else examined[found.commit]
+        shown = last_old if fixed else examined[found.commit]  # fixed: the last bad version tested
         repro = shown.reproducers.get(cls) if shown is not None else None
         if repro:
             emit(console, f"  reproducer: {escape(repro)}")

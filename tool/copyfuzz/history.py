@@ -115,32 +115,47 @@ class Repo:
         before = self.path_before(self.changes(path, head.strip(), rev), path)
         return before if self.blob(rev, before) is not None else path
 
+    def bisect_order(self, tip: str, olds: list[str], paths: list[str]) -> list[str]:
+        """The commits that changed one of paths in tip's history but in no old's (tip
+        itself too), best bisection point first, as `git bisect` picks them
+        (`git rev-list --bisect-all`): the graph, not a list, decides what lies between."""
+        out = self._run(["rev-list", "--bisect-all", tip, *[f"^{o}" for o in olds], "--", *paths],
+                        what="git rev-list --bisect-all")
+        assert out is not None
+        return [line.split()[0] for line in out.splitlines() if line.strip()]
+
     def is_ancestor(self, older: str, newer: str) -> bool:
         return self._run(["merge-base", "--is-ancestor", older, newer], check=False) is not None
 
     def changes(self, path: str, until: str, since: str | None = None) -> list[Change]:
         """The commits that changed path in since..until (all of until's history without
-        since), renames followed, oldest first. Merges whose result equals a parent's are
-        not listed (git's history simplification), nor commits touching other files."""
+        since), renames followed, oldest first. A merge whose file differs from every
+        parent's is a change like any other (the merge made that version); one whose file
+        is a parent's is not listed, nor is the other side's history where it did not
+        reach the result (git's history simplification), nor commits touching other files."""
         rng = f"{since}..{until}" if since else until
         # Each commit's record starts with a marker no subject can hold by chance or by
         # design: a subject may hold \x01 or any fixed string, never a fresh random one.
         mark = f"\x01copyfuzz-{secrets.token_hex(16)}\x01"
-        out = self._run(["log", "--follow", "-z", "--name-status", "--no-ext-diff", "--no-textconv",
+        # -m: a merge's changes against each parent (one record per parent), so that a
+        # merge the simplification keeps shows its change; it is listed once.
+        out = self._run(["log", "--follow", "-m", "-z", "--name-status", "--no-ext-diff", "--no-textconv",
                          f"--format={mark.replace(chr(1), '%x01')}%H%x00%aI%x00%s", rng, "--", path],
                         what=f"git log --follow {path}")
         assert out is not None
         found: list[Change] = []
+        listed: set[str] = set()
         for record in out.split(mark)[1:]:
             fields = record.split("\0")
             if len(fields) < 5:
-                continue  # a merge: no change of its own is listed
+                continue  # no change of its own is listed
             commit, date, subject, status = fields[0], fields[1], fields[2], fields[3].lstrip("\n")
-            if not status:
+            if not status or commit in listed:
                 continue
             renamed = status[0] in "RC" and len(fields) > 5
             if fields[4].startswith(path.rstrip("/") + "/"):
                 continue  # a file under a directory of that name: not the file asked for
+            listed.add(commit)
             found.append(Change(commit, date, subject, status, fields[5] if renamed else fields[4],
                                 fields[4] if renamed else ""))
         found.reverse()
