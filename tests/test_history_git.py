@@ -85,3 +85,39 @@ def test_a_killed_runs_private_directories_are_removed_by_the_next(tmp_path: Pat
     fresh = atomic.private_tmpdir("copyfuzz-history-")
     assert fresh.parent == tmp_path and fresh.name.startswith(f"copyfuzz-history-{os.getpid()}-")
     assert not left.exists() and live.exists() and other.exists()
+
+
+def test_an_include_is_found_where_check_finds_it_and_none_is_left_out(tmp_path: Path) -> None:
+    """An include of an included file is looked for beside it, then beside the file itself
+    (check's -I of the file's directory): `lib/inc/x.h` including "y.h" of `lib/` built in
+    check but not in any history row. And there is no limit: 260 includes all come (256
+    did before, and the rest were silently left out)."""
+    git(tmp_path, "init", "-q")
+    commit(tmp_path, "lib/y.h", "y\n", "y")
+    commit(tmp_path, "lib/inc/x.h", '#include "y.h"\n', "x")
+    for i in range(260):
+        (tmp_path / "lib" / f"h{i}.h").write_text(f"h{i}\n")
+    text = '#include "inc/x.h"\n' + "".join(f'#include "h{i}.h"\n' for i in range(260))
+    git(tmp_path, "add", "-A")
+    commit(tmp_path, "lib/a.S", text, "a")
+    sources = Repo(str(tmp_path)).sources("HEAD", "lib/a.S")
+    assert {"lib/a.S", "lib/inc/x.h", "lib/y.h"} <= set(sources)
+    assert all(f"lib/h{i}.h" in sources for i in range(260)) and len(sources) == 263
+
+
+@pytest.mark.parametrize("relative", ["false", "true"])
+def test_a_subdirectory_as_repo_and_diff_relative(tmp_path: Path, relative: str) -> None:
+    """REPO inside the work tree: git printed some paths from the top and read others from
+    REPO, so a file was 'not a file' at its own commit; diff.relative=true changed what
+    git log prints. Everything is from the top now, --file from REPO."""
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "diff.relative", relative)
+    commit(tmp_path, "lib/u.S", "one\n", "first")
+    commit(tmp_path, "lib/u.S", "two\n", "second")
+    repo = Repo(str(tmp_path / "lib"))
+    path = repo.in_repo("u.S")
+    assert path == "lib/u.S" and Path(repo.path).resolve() == tmp_path.resolve()
+    changes = repo.changes(path, "HEAD")
+    assert [(c.subject, c.path) for c in changes] == [("first", "lib/u.S"), ("second", "lib/u.S")]
+    assert repo.blob("HEAD", path) is not None and repo.entry("HEAD", path) == "file"
+    assert repo.read(repo.blob("HEAD", path) or "") == b"two\n"

@@ -356,6 +356,7 @@ def run_history(root: Path, args: argparse.Namespace) -> int:
     path = check_history_args(args)
     symbols = [parse_symbol(s, args.kind) for s in args.symbol]  # a bad symbol before any git or build work
     repo = Repo(args.repo)
+    path = repo.in_repo(path)
     check_is_a_file(args, repo, path)
     for symbol, kind in symbols:
         if not kind:

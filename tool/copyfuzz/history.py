@@ -37,7 +37,6 @@ CACHE_FORMAT = 1
 _INCLUDE = re.compile(rb'^[ \t]*(?:#[ \t]*include|\.include)[ \t]*"([^"\n]+)"', re.MULTILINE)
 _HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _MODES = {"100644": "file", "100755": "file", "120000": "symlink", "040000": "directory", "160000": "submodule"}
-MAX_SOURCES = 256  # included files followed per version, at most
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,25 @@ class Repo:
         inside = self._run(["rev-parse", "--is-inside-work-tree", "--is-bare-repository"], check=False)
         if inside is None:
             raise CopyfuzzError(f"{path}: not a git repository")
+        # REPO may be a directory inside the work tree: git then reads some paths from
+        # there and prints others from the top. Everything here works from the top, and
+        # --file, given from REPO, is taken from there (in_repo).
+        top = self._run(["rev-parse", "--show-toplevel"], check=False)
+        prefix = self._run(["rev-parse", "--show-prefix"], check=False)
+        self.prefix = ""
+        if inside.split()[0] == "true" and top and top.strip():
+            self.path, self.prefix = top.strip(), (prefix or "").strip()
+
+    def in_repo(self, path: str) -> str:
+        """--file (a path from REPO) as a path from the top of the work tree."""
+        return posixpath.normpath(posixpath.join(self.prefix, path)) if self.prefix else path
 
     def _run(self, argv: list[str], *, check: bool = True, what: str = "") -> str | None:
         """git's stdout; on failure None (check=False) or a CopyfuzzError with git's first line."""
         # --literal-pathspecs: --file is a path, never a pattern (`lib/*.S`, `:(glob)...`)
+        # diff.relative=false: paths in name-status output from the top, whatever the config
         full = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false", "-c", "log.showSignature=false",
+                "-c", "diff.relative=false",
                 "-C", self.path,
                 "--no-optional-locks", "--literal-pathspecs", *argv]
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
@@ -184,12 +197,15 @@ class Repo:
         return None
 
     def blob(self, rev: str, path: str) -> str | None:
-        """The blob id of path at rev, or None if there is no such file there."""
-        out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}:{path}"], check=False)
-        if not out or not _HASH.fullmatch(out.strip()):
-            return None
-        kind = self._run(["cat-file", "-t", out.strip()], check=False)
-        return out.strip() if kind and kind.strip() == "blob" else None
+        """The blob id of path at rev (a file's, or a symlink's), or None if there is no
+        such blob there. One git process: a file with hundreds of includes asks often."""
+        out = self._run(["ls-tree", "-z", "--end-of-options", rev, "--", path], check=False)
+        for item in (out or "").split("\0"):
+            meta, _, name = item.partition("\t")
+            fields = meta.split(" ")
+            if name == path and len(fields) == 3 and fields[1] == "blob" and _HASH.fullmatch(fields[2]):
+                return fields[2]
+        return None
 
     def read(self, blob: str) -> bytes:
         full = ["git", "-c", "core.fsmonitor=false", "-C", self.path, "cat-file", "blob", blob]
@@ -203,25 +219,32 @@ class Repo:
 
     def sources(self, rev: str, path: str) -> dict[str, str]:
         """The file at rev and every file it includes with quotes that exists at rev,
-        followed recursively: repository path -> blob id (the file first)."""
+        followed recursively and with no limit but the repository's files: repository
+        path -> blob id (the file first). An include is looked for where `check` finds it
+        (checkfile's -I of the file's directory): beside the including file, then beside
+        the file itself."""
         found: dict[str, str] = {}
+        missing: set[str] = set()
         todo = [path]
-        while todo and len(found) < MAX_SOURCES:
+        top = posixpath.dirname(path)
+        while todo:
             name = todo.pop(0)
-            if name in found:
+            if name in found or name in missing:
                 continue
             blob = self.blob(rev, name)
             if blob is None:
-                continue  # not in the repository: the compat tree's, an -I directory's, or missing
+                missing.add(name)  # not in the repository: the compat tree's, an -I directory's, or missing
+                continue
             found[name] = blob
             here = posixpath.dirname(name)
             for m in _INCLUDE.finditer(self.read(blob)):
                 target = m.group(1).decode(errors="replace")
                 if target.startswith("/"):
                     continue
-                joined = posixpath.normpath(posixpath.join(here, target))
-                if not joined.startswith("../") and joined != "..":
-                    todo.append(joined)
+                for base in dict.fromkeys((here, top)):
+                    joined = posixpath.normpath(posixpath.join(base, target))
+                    if not joined.startswith("../") and joined != "..":
+                        todo.append(joined)
         return found
 
 
