@@ -225,3 +225,32 @@ def test_a_file_that_includes_dev_zero_stops_at_the_builds_limits(tmp_path: Path
     assert "does not build for riscv" in proc.stderr, proc.stderr
     m = re.search(r"out of memory allocating (\d+) bytes", proc.stderr)
     assert m and int(m.group(1)) <= build.OUTSIDE_BUILD_MEMORY + 4096, proc.stderr
+
+
+def _straight_line(tmp_path: Path, count: int) -> Path:
+    """A memcpy-named function of count compressed additions (2 bytes each), then ret."""
+    src = tmp_path / f"big{count}.S"
+    src.write_text(f".text\n.globl big_memcpy\nbig_memcpy:\n.rept {count}\naddi a5, a5, 1\n.endr\nret\n")
+    return src
+
+
+def test_code_past_the_audits_bound_is_refused_in_one_line(tmp_path: Path) -> None:
+    """The audit decodes all of the executor's code, about 4 KB of memory an instruction:
+    past audit.AUDIT_MAX_CODE_BYTES it refuses at once, with the way around it, instead of
+    taking gigabytes (a 2-million-instruction function took 5.3 GB)."""
+    proc = run_cli("check", str(_straight_line(tmp_path, 600_000)), "--symbol", "big_memcpy:memcpy",
+                   "--arch", "riscv", "--max-len", "1", timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "1,200,002 bytes of code, and the audit reads at most 1,048,576" in proc.stderr
+    assert "--no-audit" in proc.stderr
+
+
+def test_the_audits_text_listing_stops_at_its_bound(tmp_path: Path) -> None:
+    """Laying out a table row costs about a millisecond: a 20,000-row listing took 23 s.
+    The text shows cmd_audit.LISTING_SHOWN rows and says how many more --json has."""
+    proc = run_cli("audit", str(_straight_line(tmp_path, 3000)), "--symbol", "big_memcpy:memcpy",
+                   "--arch", "riscv", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "... and 1,001 more instructions (--json lists them all" in proc.stdout
+    assert len(json.loads(run_cli("audit", str(tmp_path / "big3000.S"), "--symbol", "big_memcpy:memcpy",
+                                  "--arch", "riscv", "--json").stdout)["routines"][0]["listing"]) == 3001

@@ -361,12 +361,24 @@ def _decoded(arch: str, isa: Isa, blobs: decode.Blobs, xlen: int) -> dict[int, I
     return code
 
 
+# The audit decodes all of the executor's code and follows the routine's registers through
+# it: about 4 KB of memory and 0.08 ms per instruction (docs/perf.md). Past this much code
+# (512k compressed RISC-V instructions: about 2 GB and 40 s) it refuses rather than take
+# the machine's memory.
+AUDIT_MAX_CODE_BYTES = 1 << 20
+
+
 def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: int,
                    table_format: str, arch: str = "riscv") -> Audit:
     isa = decode.for_arch(arch)
     blobs, code_ranges, entries_list, got, entry_addr = _read_executor(elf_path, symbol, table_format, xlen)
     if entry_addr is None:
         raise CopyfuzzError(f"{name}: symbol {symbol!r} is not in the linked executor")
+    size = sum(len(b) for b, _ in blobs)
+    if size > AUDIT_MAX_CODE_BYTES:
+        raise CopyfuzzError(f"{name}: {size:,} bytes of code, and the audit reads at most "
+                            f"{AUDIT_MAX_CODE_BYTES:,} (about 2 GB of memory): check, sweep and history "
+                            "run without the audit with --no-audit; or give a file with less code")
 
     code = _decoded(arch, isa, blobs, xlen)
 
