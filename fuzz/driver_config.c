@@ -191,6 +191,21 @@ static void warn_unknown_variables(void)
 	}
 }
 
+/* The index of value among names; any other value stops the driver in one line naming
+ * them all (a kind or profile that is none would otherwise run as another). */
+static unsigned one_of(const char *var, const char *value, const char *what,
+		       const char *const *names, unsigned count)
+{
+	for (unsigned i = 0; i < count; i++)
+		if (!strcmp(value, names[i]))
+			return i;
+	fprintf(stderr, "copyfuzz driver: %s=%s is not a %s (", var, value, what);
+	for (unsigned i = 0; i < count; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+	fprintf(stderr, ")\n");
+	exit(2);
+}
+
 void cf_config_load(const char *argv0)
 {
 	warn_unknown_variables();
@@ -204,31 +219,12 @@ void cf_config_load(const char *argv0)
 		cf_die("set COPYFUZZ_EXECUTOR to a routine's executor "
 		       "(build/riscv64/<routine>.elf)");
 	static const char *const kinds[CF_NUM_KINDS] = {CF_KIND_NAMES};
-	cf_cfg.kind = CF_NUM_KINDS;
-	for (uint16_t k = 0; k < CF_NUM_KINDS; k++)
-		if (!strcmp(cf_cfg.kind_name, kinds[k]))
-			cf_cfg.kind = k;
-	if (cf_cfg.kind == CF_NUM_KINDS) {
-		fprintf(stderr, "copyfuzz driver: COPYFUZZ_KIND=%s is not a kind (",
-			cf_cfg.kind_name);
-		for (unsigned k = 0; k < CF_NUM_KINDS; k++)
-			fprintf(stderr, "%s%s", k ? ", " : "", kinds[k]);
-		fprintf(stderr, ")\n");
-		exit(2);
-	}
+	cf_cfg.kind =
+		(uint16_t)one_of("COPYFUZZ_KIND", cf_cfg.kind_name, "kind", kinds, CF_NUM_KINDS);
+	/* a profile that is no profile must not judge by the other contract */
 	static const char *const profiles[CF_NUM_PROFILES] = {CF_PROFILE_NAMES};
-	cf_cfg.profile = CF_NUM_PROFILES;
-	for (unsigned p = 0; p < CF_NUM_PROFILES; p++)
-		if (!strcmp(cf_cfg.profile_name, profiles[p]))
-			cf_cfg.profile = p;
-	if (cf_cfg.profile == CF_NUM_PROFILES) { /* a typo must not judge by the other contract */
-		fprintf(stderr, "copyfuzz driver: COPYFUZZ_PROFILE=%s is not a profile (",
-			cf_cfg.profile_name);
-		for (unsigned p = 0; p < CF_NUM_PROFILES; p++)
-			fprintf(stderr, "%s%s", p ? ", " : "", profiles[p]);
-		fprintf(stderr, ")\n");
-		exit(2);
-	}
+	cf_cfg.profile = (uint16_t)one_of("COPYFUZZ_PROFILE", cf_cfg.profile_name, "profile",
+					  profiles, CF_NUM_PROFILES);
 	cf_cfg.findings = cf_env(CF_ENV_FINDINGS);
 	cf_cfg.coverage = cf_env(CF_ENV_COVERAGE);
 	cf_cfg.seen = cf_env(CF_ENV_SEEN);
