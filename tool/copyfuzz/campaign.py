@@ -37,7 +37,7 @@ from .coverage import Coverage, from_snapshots
 from .errors import CopyfuzzError
 from .routines import Routine
 from .spec import Spec, format_spec, from_case, parse_fields, parse_spec_line
-from .triage import CampaignFinding, fault_pc_of, run_specs, sweep_order, triage
+from .triage import CampaignFinding, fault_pc_of, run_specs, run_specs_until, sweep_order, triage
 from .ui import emit, stdout_console
 
 RUNS = ".runs"
@@ -193,6 +193,11 @@ class Campaign:
     def out_of_triage_time(self) -> bool:
         return time.monotonic() >= self.triage_deadline
 
+    def run_in_time(self, specs: list[Spec]) -> list[records.Result]:
+        """Each case through one serve, while the triage time lasts: the results of those
+        run by then (none once it is over)."""
+        return run_specs_until(self.root, self.routine, self.profile, specs, self.triage_deadline)
+
     def defer(self, specs: list[Spec], classes: list[str]) -> None:
         """A failure the triage time did not cover: its cases saved, not run, under
         UNTRIAGED/ (replay reads them), and listed in the report."""
@@ -336,22 +341,21 @@ class Campaign:
         reported as the engine's artifact would be."""
         kept = [keep_artifact(self.findings_dir, p) for p in sorted(source.glob("driver-*.finding"))]
         kept = [p for p in kept if not self.kept_after_until(p)]  # then none is even run
-        specs: list[tuple[Path, Spec]] = []
+        specs: list[tuple[Path, Spec, list[str]]] = []  # with the classes the driver saw
         for path in kept:
             fields = dict(line.partition("=")[::2] for line in path.read_text(errors="replace").splitlines())
             try:
                 spec = parse_fields(self.routine.name, self.routine.kind, fields.get("spec", ""))
             except (ValueError, CopyfuzzError):
                 continue
-            if self.out_of_triage_time:  # not even the batch run below
-                self.defer([spec], [c for c in fields.get("classes", "").split(",") if c])
-            else:
-                specs.append((path, spec))
+            specs.append((path, spec, [c for c in fields.get("classes", "").split(",") if c]))
         if not specs:
             return
         covered = {(cls, known.address_of_described(f.fault_pc)) for f in self.found for cls in f.classes}
-        for (path, spec), result in zip(specs, run_specs(self.root, self.routine, self.profile,
-                                                         [s for _, s in specs])):
+        results = self.run_in_time([s for _, s, _ in specs])
+        for _, spec, seen in specs[len(results):]:  # the triage time ran out first
+            self.defer([spec], seen)
+        for (path, spec, _), result in zip(specs, results):
             key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
             if self.kept_after_until(path):
                 pass

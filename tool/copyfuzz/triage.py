@@ -75,6 +75,22 @@ def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> 
         return [run_one(server, profile, spec, i + 1) for i, spec in enumerate(specs)]
 
 
+def run_specs_until(root: Path, routine: Routine, profile: str, specs: list[Spec],
+                    deadline: float) -> list[records.Result]:
+    """run_specs, stopped at the deadline (time.monotonic()): the results of the cases run
+    by then, in order (a campaign's batch of failures to sort out must not outlast its
+    triage time: hundreds of long cases take seconds)."""
+    out: list[records.Result] = []
+    if not specs or time.monotonic() >= deadline:
+        return out
+    with serving(root, routine, max((s.granule for s in specs), default=0)) as server:
+        for i, spec in enumerate(specs):
+            if time.monotonic() >= deadline:
+                break
+            out.append(run_one(server, profile, spec, i + 1))
+    return out
+
+
 def fault_pc_of(result: records.Result) -> int:
     """The pc a finding is keyed by (as the driver keys it): the first (or ending) fault's,
     0 when the case did not fault."""

@@ -29,7 +29,7 @@ from .. import procs as proclib
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
 from ..spec import Spec
-from ..triage import fault_pc_of, run_specs, sweep_order
+from ..triage import fault_pc_of, sweep_order
 
 NO_FREE_CORE = b"No more free CPU cores"
 BOUND = b"try binding to #"
@@ -254,12 +254,9 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
         return
     paths_ = list(crashes.values())
     specs = [_decode(c, p.read_bytes()) for p in paths_]
-    if c.out_of_triage_time:  # not even the batch run below
-        for spec in specs:
-            c.defer([spec], [])
-        results = []
-    else:
-        results = run_specs(c.root, c.routine, c.profile, specs)
+    results = c.run_in_time(specs)
+    for spec in specs[len(results):]:  # the triage time ran out first
+        c.defer([spec], [])
     xlen = c.routine.xlen
     groups: dict[tuple[str, int], tuple[Spec, Path]] = {}
     for path, spec, result in zip(paths_, specs, results):
