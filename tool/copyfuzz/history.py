@@ -185,27 +185,28 @@ class Repo:
         commit, date, subject = out.rstrip("\n").split("\0", 2)
         return Change(commit, date, subject, "M", path)
 
-    def entry(self, rev: str, path: str) -> str | None:
-        """What path is at rev: "file" (a regular file), "symlink", "directory",
-        "submodule", "other" (a mode git may add), or None when nothing is there."""
-        out = self._run(["ls-tree", "-z", "--end-of-options", rev, "--", path], check=False)
-        for item in (out or "").split("\0"):
-            meta, _, name = item.partition("\t")
-            if name == path and meta:
-                mode = meta.split(" ", 1)[0]
-                return _MODES.get(mode, "other")
-        return None
-
-    def blob(self, rev: str, path: str) -> str | None:
-        """The blob id of path at rev (a file's, or a symlink's), or None if there is no
-        such blob there. One git process: a file with hundreds of includes asks often."""
+    def _tree_entry(self, rev: str, path: str) -> tuple[str, str, str] | None:
+        """(mode, type, object id) of path at rev, as git ls-tree gives it; None when
+        nothing is there. One git process: a file with hundreds of includes asks often."""
         out = self._run(["ls-tree", "-z", "--end-of-options", rev, "--", path], check=False)
         for item in (out or "").split("\0"):
             meta, _, name = item.partition("\t")
             fields = meta.split(" ")
-            if name == path and len(fields) == 3 and fields[1] == "blob" and _HASH.fullmatch(fields[2]):
-                return fields[2]
+            if name == path and len(fields) == 3:
+                return fields[0], fields[1], fields[2]
         return None
+
+    def entry(self, rev: str, path: str) -> str | None:
+        """What path is at rev: "file" (a regular file), "symlink", "directory",
+        "submodule", "other" (a mode git may add), or None when nothing is there."""
+        found = self._tree_entry(rev, path)
+        return _MODES.get(found[0], "other") if found else None
+
+    def blob(self, rev: str, path: str) -> str | None:
+        """The blob id of path at rev (a file's, or a symlink's), or None if there is no
+        such blob there."""
+        found = self._tree_entry(rev, path)
+        return found[2] if found and found[1] == "blob" and _HASH.fullmatch(found[2]) else None
 
     def read(self, blob: str) -> bytes:
         full = ["git", "-c", "core.fsmonitor=false", "-C", self.path, "cat-file", "blob", blob]

@@ -71,15 +71,14 @@ def run_one(server: executor.Server, profile: str, spec: Spec, case_id: int) -> 
 
 def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
     """Each case through one `serve`."""
-    with serving(root, routine, max((s.granule for s in specs), default=0)) as server:
-        return [run_one(server, profile, spec, i + 1) for i, spec in enumerate(specs)]
+    return run_specs_until(root, routine, profile, specs, math.inf)
 
 
 def run_specs_until(root: Path, routine: Routine, profile: str, specs: list[Spec],
                     deadline: float) -> list[records.Result]:
-    """run_specs, stopped at the deadline (time.monotonic()): the results of the cases run
-    by then, in order (a campaign's batch of failures to sort out must not outlast its
-    triage time: hundreds of long cases take seconds)."""
+    """Each case through one `serve`, stopped at the deadline (time.monotonic()): the
+    results of the cases run by then, in order (a campaign's batch of failures to sort
+    out must not outlast its triage time: hundreds of long cases take seconds)."""
     out: list[records.Result] = []
     if not specs or time.monotonic() >= deadline:
         return out
