@@ -49,6 +49,26 @@ def test_clean_fixtures_are_clean_under_exact(tmp_path: Path, path: str, symbols
         assert r["cases"] > 0
     # clear_user was guessed to be a clear routine, the others copies
     assert [r["kind"] for r in report["routines"]] == ["copy", "copy", "clear"]
+    # the two copy names are one entry: swept once, for both
+    assert [r["same_code_as"] for r in report["routines"]] == [None, report["routines"][0]["name"], None]
+
+
+def test_one_sweep_for_two_names_of_one_entry_and_never_for_two_entries(tmp_path: Path) -> None:
+    """__asm_copy_from_user is an alias of __asm_copy_to_user (one address): its row is
+    that sweep's, with its own reproducers on disk. The body's name, a copy routine of the
+    same build at another address, is swept on its own."""
+    body = "__asm_copy_to_user_sum_enabled"
+    rc, report, err = check(tmp_path, str(ROOT / "tests/fixtures/outside/shared_body.S"), "--max-len", "16",
+                            "--symbol", "__asm_copy_to_user:copy", "--symbol", f"{body}:copy",
+                            "--symbol", "__asm_copy_from_user:copy", "-D", "CONFIG_FIXTURE_MISSING_ENTRY")
+    assert rc == 1, err
+    entry, inner, alias = report["routines"]
+    assert (entry["same_code_as"], inner["same_code_as"], alias["same_code_as"]) == (None, None, entry["name"])
+    assert alias["cases"] == entry["cases"] and alias["findings"] == entry["findings"] != {}
+    assert alias["reproducers"]["unhandled-fault"].startswith(alias["name"] + ":")
+    (log,) = [p for p in tmp_path.iterdir() if p.name.endswith("__asm_copy_from_user.jsonl")]
+    assert [json.loads(line)["spec"].startswith(alias["name"] + ":") for line in log.read_text().splitlines()] \
+        == [True] * len(alias["reproducers"])
 
 
 @pytest.mark.parametrize("path, define, symbol, expected", [

@@ -11,7 +11,7 @@ import json
 import secrets
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -22,7 +22,7 @@ from rich.table import Table
 
 from . import build, executor, files, infer, known, plan, records, signals, targets
 from .audit import Audit, audit_routine
-from .elfinfo import Symbolizer, routine_symbolizer, source_lines, where
+from .elfinfo import Symbolizer, routine_symbolizer, source_lines, symbol_values, where
 from .errors import CopyfuzzError
 from .executor import NewClassCase
 from .findings import FindingsLog
@@ -65,6 +65,9 @@ class RoutineSweep:
     # fault); per finding class a --known line accepts: that line (known.py).
     pcs: dict[str, str | None] = field(default_factory=dict)
     known: dict[str, KnownEntry] = field(default_factory=dict)
+    # Another name of the same code (one address in one build) whose sweep this is: the
+    # cases ran once, for both names (same_code()).
+    same_code_as: str | None = None
 
     @property
     def audit_problems(self) -> int:
@@ -163,6 +166,7 @@ class RoutineSweep:
             "max_len": self.max_len,
             "memcheck": self.memcheck,
             "granule": self.granule,
+            "same_code_as": self.same_code_as,
         }
         if self.audit is not None:
             audit = self.audit.to_json()
@@ -259,6 +263,38 @@ def _sweep_one(
             p.close()
 
 
+def same_code(root: Path, chosen: list[Routine]) -> dict[int, int]:
+    """Routines of one file whose entry is one address (ENTRY(__asm_copy_to_user)
+    ENTRY(__asm_copy_from_user): one body, two names), built alike and judged alike: the
+    index of each later one, mapped to the first. Their sweeps would run the same
+    instructions on the same cases, so one runs, for both. Decided on both executors: each
+    name at one place, the same in each."""
+    def alike(r: Routine) -> Routine:
+        return replace(r, name="", symbol="", external_elf=None, kind_reason="", arch_reason="")
+
+    twins: dict[int, int] = {}
+    for i, r in enumerate(chosen):
+        for j in range(i):
+            first = chosen[j]
+            if j in twins or r.external_elf is None or first.external_elf is None or alike(r) != alike(first):
+                continue
+            names = {r.symbol, first.symbol}
+            places = [symbol_values(root / x.elf, names) for x in (first, r)]
+            if all(len(p) == 2 and len(set(p.values())) == 1 for p in places):
+                twins[i] = j
+                break
+    return twins
+
+
+def shared_sweep(first: RoutineSweep, routine: Routine, log: FindingsLog) -> RoutineSweep:
+    """`first`'s sweep as another name's of the same code: its counts and reproducers, the
+    reproducers logged under this name too (a spec names the routine it replays)."""
+    out = replace(first, routine=routine, audit=None, ended={}, pcs={}, known={}, same_code_as=first.routine.name)
+    for cls, found in first.reproducers.items():
+        log.write(routine, out.profile, cls, found.case, found.result)
+    return out
+
+
 def measures_reach(args: argparse.Namespace, routine: Routine) -> bool:
     """Does the sweep count what of the routine ran (the plugin, against the audit's
     listing)? Under QEMU with the audit (natively there is no plugin); not for a mutant,
@@ -315,7 +351,12 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     build.check_runners(chosen)
     infer.flush()  # what was worked out about a file's routines, before the work
     audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
-    results = [_sweep_one(root, args, routine, seed, log, progress, cfref) for routine in chosen]
+    twins = same_code(root, chosen)
+    results: list[RoutineSweep] = []
+    for i, routine in enumerate(chosen):
+        first = twins.get(i)
+        results.append(_sweep_one(root, args, routine, seed, log, progress, cfref) if first is None
+                       else shared_sweep(results[first], routine, log))
     for r in results:
         r.audit = audits.get(r.routine.name)
         r.ended = ending_signals(root, r)
@@ -486,6 +527,9 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                           f"{r.cases_per_s:,.0f}", findings, _classes_cell(r.notes), audit)
         emit(console, table)
         for r in routines:
+            if r.same_code_as is not None:
+                emit(console, f"  {escape(r.routine.name)}: the same code as {escape(r.same_code_as)} (one "
+                              "address): one sweep ran for both names")
             if r.audit is not None and r.audit.problems:
                 _print_audit_problems(console, r)
             if r.reach is not None and not r.reach.complete:

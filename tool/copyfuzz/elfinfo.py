@@ -130,6 +130,22 @@ class Symbolizer:
 ROUTINE_SECTION = "cf_target_text"  # the Makefile renames the routine's .text to this
 
 
+def symbol_values(path: Path, names: set[str]) -> dict[str, tuple[int, int]]:
+    """Each of names the ELF defines: (section index, value). A name defined twice (a
+    local and a global of one spelling) is left out: it names no one place."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    try:
+        with path.open("rb") as f:
+            for section in ELFFile(f).iter_sections():
+                if isinstance(section, SymbolTableSection):
+                    for sym in section.iter_symbols():
+                        if sym.name in names and isinstance(sym["st_shndx"], int):
+                            found.setdefault(sym.name, []).append((sym["st_shndx"], sym["st_value"]))
+    except (OSError, ELFError) as e:
+        raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
+    return {name: places[0] for name, places in found.items() if len(set(places)) == 1}
+
+
 def routine_symbolizer(root: Path, routine: "Routine", info: dict[str, str]) -> Symbolizer | None:
     """The executor's names for reports; None (hex addresses) if it cannot be read."""
     try:
