@@ -44,6 +44,22 @@ def test_serve_turns_a_forged_record_into_a_crash(monkeypatch: pytest.MonkeyPatc
         assert server.run(case(6)).classes == 0
 
 
+@pytest.mark.parametrize("hostile", ["FAKE_DIE_AT", "FAKE_FORGE_AT"])
+def test_pipelined_cases_are_run_ones_and_a_death_midway_ends_only_its_case(monkeypatch: pytest.MonkeyPatch,
+                                                                             hostile: str) -> None:
+    """run_many writes cases ahead (executor.PIPELINE): the results are run()'s, in order,
+    a case that ends its executor is that case's crash, and the cases written after it
+    run on a fresh executor."""
+    with executor.Server(FAKE) as server:
+        alone = [server.run(case(i)) for i in range(1, 80)]
+    monkeypatch.setenv(hostile, "40")
+    with executor.Server(FAKE) as server:
+        many = server.run_many([case(i) for i in range(1, 80)])
+    assert [r.id for r in many] == list(range(1, 80))
+    assert many[39].classes == CRASH and many[39].id == 40
+    assert [r.classes for r in many[:39] + many[40:]] == [r.classes for r in alone[:39] + alone[40:]]
+
+
 @pytest.mark.parametrize("jobs", [1, 3])
 @pytest.mark.parametrize("hostile", ["FAKE_DIE_AT", "FAKE_FORGE_AT"])
 def test_sweep_finds_the_case_and_goes_on_after_it(monkeypatch: pytest.MonkeyPatch, fake_plan: plan.SweepPlan,

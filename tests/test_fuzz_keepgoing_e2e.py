@@ -234,12 +234,12 @@ def test_shrink_runs_no_case_twice() -> None:
     with serving(ROOT, r) as server:
         result = run_one(server, "exact", start, 1)
         seen: list[tuple[int, ...]] = []
-        run = server.run
+        run_many = server.run_many
 
-        def counting(case: records.Case) -> records.Result:
-            seen.append((case.n, case.src_off, case.src_fault, case.dst_off, case.dst_fault, case.fill, case.disp))
-            return run(case)
-        server.run = counting  # type: ignore[method-assign]
+        def counting(cases: list[records.Case]) -> list[records.Result]:
+            seen.extend((c.n, c.src_off, c.src_fault, c.dst_off, c.dst_fault, c.fill, c.disp) for c in cases)
+            return run_many(cases)
+        server.run_many = counting  # type: ignore[method-assign]
         small = shrink(server, "exact", start, "wrong-data", fault_pc_of(result), r.xlen)
     assert small.n < start.n and len(seen) > 100, (small, len(seen))
     assert len(seen) == len(set(seen)), "a case ran twice"

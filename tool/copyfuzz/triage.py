@@ -62,7 +62,11 @@ def serving(root: Path, routine: Routine, granule: int = 0) -> Iterator[executor
 
 
 def run_one(server: executor.Server, profile: str, spec: Spec, case_id: int) -> records.Result:
-    result = server.run(spec.to_case(profile, case_id))
+    return accepted(spec, server.run(spec.to_case(profile, case_id)))
+
+
+def accepted(spec: Spec, result: records.Result) -> records.Result:
+    """The result of a case the executor ran; a case it rejected is a CopyfuzzError."""
     if result.type == records.RESULT_ERROR:
         raise CopyfuzzError(f"{format_spec(spec)}: the executor rejected the case: "
                             f"{records.case_error_message(result.aux)}")
@@ -83,10 +87,10 @@ def run_specs_until(root: Path, routine: Routine, profile: str, specs: list[Spec
     if not specs or time.monotonic() >= deadline:
         return out
     with serving(root, routine, max((s.granule for s in specs), default=0)) as server:
-        for i, spec in enumerate(specs):
-            if time.monotonic() >= deadline:
-                break
-            out.append(run_one(server, profile, spec, i + 1))
+        while len(out) < len(specs) and time.monotonic() < deadline:
+            batch = specs[len(out):len(out) + executor.PIPELINE]
+            results = server.run_many([s.to_case(profile, len(out) + i + 1) for i, s in enumerate(batch)])
+            out += [accepted(s, r) for s, r in zip(batch, results)]
     return out
 
 
@@ -101,7 +105,7 @@ def fault_pc_of(result: records.Result) -> int:
 MEMSET_FILLS = (0x00, 0xFF, 0xA5, 0x1234565A, 0xFFFFFF81)  # the sweep's fills, in its order (harness/cases.c)
 SHRINK_RUNS = 30000  # cases run per shrink at most (serve runs tens of thousands of short ones a second)
 _FAULT_STEPS = 48  # fault positions tried below the current one, per side and step
-DEADLINE_EVERY = 16  # shrink runs between looks at the clock (a run takes well under a millisecond)
+SHRINK_BATCH = 4  # a shrink step's first batch of candidates (doubling up to executor.PIPELINE)
 
 
 def _period(xlen: int) -> int:
@@ -226,10 +230,7 @@ def shrink_until(server: executor.Server, profile: str, spec: Spec, cls: str, pc
     case shown so far (every step is a case that showed it), and True when it was cut."""
     runs = 0
 
-    def shows(s: Spec) -> bool:
-        nonlocal runs
-        runs += 1
-        result = server.run(s.to_case(profile, runs))
+    def shows(result: records.Result) -> bool:
         return result.type == records.RESULT_CASE and cls in result.error_list and fault_pc_of(result) == pc
 
     best, key = spec, sweep_order(spec, xlen)
@@ -239,15 +240,23 @@ def shrink_until(server: executor.Server, profile: str, spec: Spec, cls: str, pc
         improved = False
         ranked = sorted({c for c in neighbours(best, xlen) if c not in failed and sweep_order(c, xlen) < key},
                         key=lambda s: sweep_order(s, xlen))
-        for cand in ranked:
-            if runs >= max_runs:
-                break
-            if runs % DEADLINE_EVERY == 0 and time.monotonic() >= deadline:
+        # In batches through the executor's pipeline (Server.run_many), first small (the
+        # first candidates show it most often), then growing: the step still moves to the
+        # first candidate in the order that shows it; the rest of its batch ran for nothing.
+        at, size = 0, SHRINK_BATCH
+        while at < len(ranked) and not improved and runs < max_runs:
+            if time.monotonic() >= deadline:
                 return best, True
-            if shows(cand):
-                best, key, improved = cand, sweep_order(cand, xlen), True
-                break
-            failed.add(cand)
+            batch = ranked[at:at + min(size, max_runs - runs)]
+            results = server.run_many([c.to_case(profile, runs + i + 1) for i, c in enumerate(batch)])
+            runs += len(batch)
+            for cand, result in zip(batch, results):
+                if shows(result):
+                    best, key, improved = cand, sweep_order(cand, xlen), True
+                    break
+                failed.add(cand)
+            at += len(batch)
+            size = min(2 * size, executor.PIPELINE)
     return best, False
 
 
