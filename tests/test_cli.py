@@ -278,3 +278,18 @@ def test_ctrl_c_while_the_tool_starts_is_no_traceback() -> None:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert "Traceback" not in err and proc.returncode in (130, -signal.SIGINT, 0), (i, proc.returncode, err)
+
+
+def test_an_error_raised_while_handling_ctrl_c_is_an_interrupt() -> None:
+    """Python 3.11 wraps a KeyboardInterrupt raised in a class's __set_name__ (an import
+    that Ctrl-C hit) in a RuntimeError: it is still Ctrl-C (exit 130), anything else not."""
+    from copyfuzz.errors import interrupted
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as k:
+            raise RuntimeError("Error calling __set_name__") from k
+    except RuntimeError as e:
+        assert interrupted(e)
+    assert not interrupted(RuntimeError("a bug")) and not interrupted(None)

@@ -4,7 +4,11 @@ import sys
 
 try:
     from .cli import main
-except KeyboardInterrupt:  # Ctrl-C while the tool is still starting: no traceback
+except BaseException as e:  # Ctrl-C while the tool is still starting: no traceback
+    from .errors import interrupted
+
+    if not interrupted(e):
+        raise
     print("copyfuzz: interrupted", file=sys.stderr)
     sys.exit(130)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, NoReturn, TextIO
 
 from . import envs, infer, records, targets
-from .errors import CopyfuzzError, os_error_message
+from .errors import CopyfuzzError, interrupted, os_error_message
 from .selection import settle_isa
 
 PROG = "copyfuzz"
@@ -442,7 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as e:
+        if not interrupted(e):
+            raise
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     args: argparse.Namespace | None = None
@@ -462,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
         infer.drop()  # an error is one line
         _report_error(str(e), e.details, e.exit_code == 2 and _json_requested(parser, words, args), named)
         return e.exit_code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as e:
+        if not interrupted(e):  # a RuntimeError that Ctrl-C did not cause is a bug: its traceback
+            raise
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

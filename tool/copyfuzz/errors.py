@@ -25,3 +25,13 @@ def os_error_message(e: OSError) -> str:
         where = f"{e.filename} -> {e.filename2}" if e.filename2 is not None else str(e.filename)
         return f"{where}: {reason}"
     return reason
+
+
+def interrupted(e: BaseException | None) -> bool:
+    """Is e a Ctrl-C, or an error raised while handling one? (A KeyboardInterrupt in a
+    class body's __set_name__ reaches the import as a RuntimeError.)"""
+    while e is not None:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
