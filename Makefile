@@ -53,13 +53,20 @@ EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).e
 
 # Every architecture and width the executors are built for (ARCH:XLEN, for check-fast).
 FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64 ARCH=arm
-.PHONY: all deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
+.PHONY: all all-targets deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
 AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
 LIBCFREF         := $(O)/host/libcfref.so
 all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET) $(LIBCFREF)
+
+# `all` for every architecture and width (FREESTANDING_TARGETS): the test suite runs them
+# all. Built before the tests, rather than by whichever test needs one first while the
+# other worker waits on the same build (30 s stalls: docs/perf.md).
+all-targets:
+	$(Q)for t in $(FREESTANDING_TARGETS); do \
+	  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') all || exit 1; done
 
 list-executors:
 	@echo $(EXECUTORS)
@@ -209,9 +216,12 @@ test-c: $(O)/host/test_ref
 # order tests/conftest.py gives them (longest first), not by their number of tests.
 # Then the tests marked `alone` (pytest.ini), one at a time with nothing beside them
 # (docs/perf.md, "Two workers").
+# SUITE_LIMIT_S: the two workers' run fails when it takes longer (tests/conftest.py): with
+# lint, the build check and the C tests (about 20 s) `make check` stays within 6 minutes.
 TEST_JOBS ?= 2
+SUITE_LIMIT_S ?= 330
 test-py: all
-	$(Q)$(PYTHON) -m pytest -q -m "not alone and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
+	$(Q)COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) $(PYTHON) -m pytest -q -m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
 	  $(PYTHON) -m pytest -q -m alone; rc2=$$?; \
 	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no tests marked alone" >&2; rc2=1; fi; \
@@ -222,7 +232,7 @@ deps:
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all-targets
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(MAKE) --no-print-directory test-py
 
@@ -230,12 +240,16 @@ check: deps
 # from Debian's linux-source (cached under $(O)/kernel/), boots each under qemu-system with
 # a fixture of ours in place of its user-copy file, and sweeps syscalls there: the seeded
 # fixture must hang write(), the clean one must not. It also runs the docs' commands that
-# take minutes (`# long tier`: the README's main job), so `make check` need not. After
-# `make check` in CI (.ci/run).
-check-kernel: deps
+# take minutes (`# long tier`: the README's main job) and, first and on TEST_JOBS workers,
+# the tests marked `long` (pytest.ini: the long docs pages, a few long tests), so `make
+# check` need not. After `make check` in CI (.ci/run).
+check-kernel: deps all
 	$(Q)sh scripts/deps.sh kernel
-	$(Q)$(PYTHON) -m pytest -q -m kernel; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc=1; fi; exit $$rc
+	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
+	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; \
+	  $(PYTHON) -m pytest -q -m kernel; rc2=$$?; \
+	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc2=1; fi; \
+	  [ $$rc -eq 0 ] && exit $$rc2; exit $$rc
 
 # The inner loop (under a minute): the C unit tests and the tests that need no real
 # executor (unit tests, fake executors); `make check` runs everything.
@@ -246,7 +260,7 @@ check-fast: deps
 	$(Q)for t in $(FREESTANDING_TARGETS); do \
 	  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') freestanding-ref || exit 1; done
 	$(Q)$(MAKE) --no-print-directory test-c
-	$(Q)$(PYTHON) -m pytest -q -m "not e2e and not kernel"; rc=$$?; \
+	$(Q)$(PYTHON) -m pytest -q -m "not e2e and not kernel and not long"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # Lint: ruff and mypy (pyproject.toml), clang-format (.clang-format), shellcheck.

@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,19 @@ sys.path.insert(0, str(TOOL))
 
 if TYPE_CHECKING:
     from copyfuzz import plan
+
+# The Python processes tests start (hundreds of `python -m copyfuzz`) keep their bytecode
+# in one cache outside the tree, rather than compiling the tool anew each time where
+# PYTHONDONTWRITEBYTECODE is set (0.25 s a start against 0.16 s: docs/perf.md).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f"copyfuzz-pycache-{os.getuid()}"))
+
+# Campaigns in tests leave their drivers unpinned (COPYFUZZ_PIN=0; the tests of the CPU
+# claims set it themselves). A pinned driver and its executor hand every input over on
+# one CPU; with both CPUs so taken (a --jobs 2 campaign, or one campaign on each pytest
+# worker) every other process here got a few percent of a CPU: a 0.1 s import took 5 to
+# 9 s, and the other worker's test stalled for the campaign's whole time (docs/perf.md).
+os.environ.setdefault("COPYFUZZ_PIN", "0")
 
 
 def budget(seconds: float, least: int = 1) -> str:
@@ -134,6 +149,30 @@ else:
     os.environ[_OWNER] = str(os.getpid())
 
 
+# ---- the suite's time is a limit (issue 27): `make check` gives it ----
+_STARTED = time.monotonic()
+SUITE_LIMIT = "COPYFUZZ_TEST_SUITE_LIMIT_S"
+
+
+def check_suite_time(session: pytest.Session) -> None:
+    """Fail the session when it took longer than COPYFUZZ_TEST_SUITE_LIMIT_S (unset: no
+    limit), saying so in one line."""
+    text = os.environ.get(SUITE_LIMIT, "")
+    if not text:
+        return
+    try:
+        limit = float(text)
+    except ValueError:
+        raise pytest.UsageError(f"{SUITE_LIMIT}={text!r}: expected seconds, such as 330") from None
+    took = time.monotonic() - _STARTED
+    if took > limit:
+        session.config.get_terminal_writer().line(
+            f"the test suite took {took:.0f} s, over its limit of {limit:g} s ({SUITE_LIMIT}; `make check` "
+            "must stay within 6 minutes: docs/perf.md, \"What the test suite costs\")", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not hasattr(session.config, "workerinput"):  # not an xdist worker
         leftovers.finish_session(session, SESSION, ROOT)
+        check_suite_time(session)

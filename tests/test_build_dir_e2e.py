@@ -35,6 +35,7 @@ def test_executors_and_make_follow_O(monkeypatch: pytest.MonkeyPatch, o: str, el
     assert paths.plugin(ROOT) == (ROOT / o / "host" / "cfplugin.so")
 
 
+@pytest.mark.long  # 17 s: a whole build from nothing in a copy (the fresh clone's `make check` builds too)
 def test_make_O_then_the_tool_with_the_same_O_never_touches_build(tmp_path: Path) -> None:
     """In a copy of the sources with no build/ (the checkout's own build/ is the other
     test worker's to write): after `make O=o`, the tool with the same O builds and finds

@@ -136,6 +136,7 @@ def test_bundled_routines_audit_clean_and_mutant_flagged() -> None:
     assert listing[a["problems"][0]["address"]]["insn"].startswith("sb ")
 
 
+@pytest.mark.long  # 17 s: every RV32 executor swept; test_rv32_only_shift_bug and the fixtures' RV32 runs stay
 def test_bundled_routines_on_rv32(tmp_path: Path) -> None:
     # 64 bytes: two 8 x 4-byte blocks of the word loop when dst is aligned, every head
     # and tail; each mutant is caught there (a quarter of the cases of 128 bytes)

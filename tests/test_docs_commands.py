@@ -58,6 +58,22 @@ TIERS = {"kernel tier": "boots kernels", "long tier": "runs for minutes"}
 SHELL_LANGUAGES = {"bash", "shell", "console", "sh-session", "shell-session", "shellsession",
                    "zsh", "terminal", "bash-session"}
 OUTPUT_TAIL_LINES = 60
+# Pages run whole by the long tier (pytest's `long` mark: `make check-kernel`, in CI after
+# `make check`), in scratch copies and page order as here: pages whose commands run fuzz
+# campaigns (each for its --time), fuzz-target builds, or sweeps and checks of what the e2e
+# tests named sweep and check in `make check`. They took 200 of the suite's 1,100
+# test-seconds (docs/perf.md, "What the test suite costs"); the quick pages stay.
+LONG_PAGES = {
+    "README.md": "sweeps of every architecture's routines, a campaign (tests/test_sweep_e2e.py, "
+                 "test_fuzz_cli_e2e.py)",
+    "docs/ci.md": "campaigns, replays and AFL++ syncs (tests/test_ci_e2e.py, test_known_e2e.py)",
+    "docs/clusterfuzzlite.md": "fuzz-target builds and runs (tests/test_clusterfuzzlite_e2e.py)",
+    "docs/quickstart.md": "a campaign on a mutant (tests/test_fuzz_engines_e2e.py)",
+    "docs/triage.md": "a campaign on a fixture, its repro and checks (tests/test_check_e2e.py, "
+                      "test_fuzz_e2e.py)",
+    "docs/outside-code.md": "checks of the outside fixtures (tests/test_outside_code_e2e.py, test_outside_e2e.py)",
+    "docs/kernel.md": "checks of the kernel-style fixtures (tests/test_check_e2e.py)",
+}
 
 
 @dataclass(frozen=True)
@@ -424,6 +440,11 @@ def test_docs_follow_the_convention():
     assert not PROBLEMS, "\n".join(PROBLEMS)
 
 
+def test_the_long_pages_are_pages():
+    pages = {c.page for c in COMMANDS}
+    assert set(LONG_PAGES) <= pages, f"LONG_PAGES names pages with no commands: {set(LONG_PAGES) - pages}"
+
+
 def test_docs_have_commands():
     assert len([c for c in COMMANDS if not c.not_run]) >= 20, "the docs test found almost no commands"
 
@@ -517,8 +538,10 @@ def _chain_class(pages: list[str]) -> type:
     @pytest.mark.parametrize("cmd", cmds, ids=[c.where for c in cmds])
     def test_command(self: object, cmd: Command, runner: Runner) -> None:
         run_command(cmd, runner)
+    marks = [pytest.mark.long] if any(p in LONG_PAGES for p in pages) else []
     return type("TestPages_" + re.sub(r"\W", "_", pages[0]), (), {"test_command": test_command,
-                                                                    "__doc__": ", ".join(pages)})
+                                                                    "__doc__": ", ".join(pages),
+                                                                    "pytestmark": marks})
 
 
 for _pages in page_chains(COMMANDS):

@@ -1,5 +1,6 @@
-"""The end-of-session check for processes left behind (tests/leftovers.py, conftest.py):
-what it counts as the session's, and that a session leaving one fails and names it."""
+"""The end-of-session checks (tests/leftovers.py, conftest.py): for processes left behind
+(what it counts as the session's, and that a session leaving one fails and names it), and
+for the suite's time limit."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from conftest import SESSION
+from conftest import SESSION, SUITE_LIMIT
 from leftovers import GRACE, MARKER, session_processes, wait_for_session_end, wait_gone
 
 ME = os.getpid()
@@ -88,18 +89,19 @@ def test_waiting_ends_as_soon_as_nothing_is_left(spawned: list[int]) -> None:
     child.wait()
 
 
-def run_session(tmp_path: Path, body: str, *opts: str) -> subprocess.CompletedProcess[str]:
-    """pytest on one test file of BODY, with this conftest as a plugin."""
+def run_session(tmp_path: Path, body: str, *opts: str,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """pytest on one test file of BODY, with this conftest as a plugin (and env added)."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "test_it.py").write_text("import subprocess\n\n\ndef test_it():\n" + body)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", *opts,
                            str(tmp_path / "test_it.py")], cwd=tmp_path, capture_output=True, text=True,
-                          env=session_env(), timeout=120)
+                          env={**session_env(), **(env or {})}, timeout=120)
 
 
 def session_env() -> dict[str, str]:
     """A new session's environment: not an xdist worker's; 1 s for its processes to end."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_") and k != SUITE_LIMIT}
     return {**env, "PYTHONPATH": str(Path(__file__).parent), GRACE: "1"}
 
 
@@ -123,3 +125,13 @@ def test_a_clean_session_passes_and_a_session_a_test_starts_has_a_marker_of_its_
     assert run.returncode == 0, run.stdout + run.stderr
     assert "left" not in run.stdout
     assert seen.read_text() not in ("", SESSION)  # else it would check this session's processes
+
+
+@pytest.mark.parametrize("limit, status", [("0.5", 1), ("120", 0)])
+def test_a_session_over_its_time_limit_fails_and_says_so(tmp_path: Path, limit: str, status: int) -> None:
+    """`make check` gives the suite COPYFUZZ_TEST_SUITE_LIMIT_S (conftest.check_suite_time):
+    a session that takes longer fails, with its time and the limit in one line."""
+    run = run_session(tmp_path, "    import time; time.sleep(1)\n", env={SUITE_LIMIT: limit})
+    assert run.returncode == status, run.stdout + run.stderr
+    assert ("over its limit of 0.5 s" in run.stdout) == (status == 1), run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
