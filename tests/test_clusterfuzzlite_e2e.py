@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.e2e
+# long: the module's build of every fuzz target in a copy is 15 of its 17 s; `make
+# check-kernel` runs it, with docs/clusterfuzzlite.md's commands (pytest.ini).
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 MUTANT = "riscv/mutants/wrong-shift"
 # As ClusterFuzzLite's address build sets them (OSS-Fuzz base flags, ASan, libFuzzer coverage).

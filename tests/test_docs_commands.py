@@ -67,7 +67,7 @@ LONG_PAGES = {
     "README.md": "sweeps of every architecture's routines, a campaign (tests/test_sweep_e2e.py, "
                  "test_fuzz_cli_e2e.py)",
     "docs/ci.md": "campaigns, replays and AFL++ syncs (tests/test_ci_e2e.py, test_known_e2e.py)",
-    "docs/clusterfuzzlite.md": "fuzz-target builds and runs (tests/test_clusterfuzzlite_e2e.py)",
+    "docs/clusterfuzzlite.md": "fuzz-target builds and runs (tests/test_clusterfuzzlite_e2e.py, long too)",
     "docs/quickstart.md": "a campaign on a mutant (tests/test_fuzz_engines_e2e.py)",
     "docs/triage.md": "a campaign on a fixture, its repro and checks (tests/test_check_e2e.py, "
                       "test_fuzz_e2e.py)",
