@@ -208,8 +208,7 @@ def object_spans(root: Path, r: "Routine", names: tuple[str, ...],
     routine's file with its flags (and link_args' --with files: the routine's own by
     default): (section index, start, end), end = start + its ELF size (at least 1). A file
     that does not build fails here as the link would."""
-    from elftools.elf.elffile import ELFFile  # on use: the CLI imports this module
-    from elftools.elf.sections import SymbolTableSection
+    from .elfinfo import symbol_places  # on use: the CLI imports this module
 
     assert r.external_elf is not None
     env = link_env(root, r.xlen, r.arch)
@@ -223,19 +222,11 @@ def object_spans(root: Path, r: "Routine", names: tuple[str, ...],
         if e.details:
             raise explain(e, r, root) from e
         raise
-    spans: dict[str, list[tuple[int, int, int]]] = {}
     try:
-        with out.open("rb") as f:
-            for section in ELFFile(f).iter_sections():
-                if isinstance(section, SymbolTableSection):
-                    for sym in section.iter_symbols():
-                        if sym.name in names and isinstance(sym["st_shndx"], int):
-                            start = sym["st_value"]
-                            spans.setdefault(sym.name, []).append(
-                                (sym["st_shndx"], start, start + max(sym["st_size"], 1)))
+        places = symbol_places(out, names)
     finally:
         out.unlink(missing_ok=True)
-    return spans
+    return {name: [(shndx, start, start + max(size, 1)) for shndx, start, size in at] for name, at in places.items()}
 
 
 def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:

@@ -133,20 +133,27 @@ class Symbolizer:
 ROUTINE_SECTION = "cf_target_text"  # the Makefile renames the routine's .text to this
 
 
-def symbol_values(path: Path, names: set[str]) -> dict[str, tuple[int, int]]:
-    """Each of names the ELF defines: (section index, value). A name defined twice (a
-    local and a global of one spelling) is left out: it names no one place."""
-    found: dict[str, list[tuple[int, int]]] = {}
+def symbol_places(path: Path, names: set[str] | tuple[str, ...]) -> dict[str, list[tuple[int, int, int]]]:
+    """Where each of names is defined in the ELF: (section index, value, ELF size), one per
+    definition (a local and a global of one spelling are two)."""
+    found: dict[str, list[tuple[int, int, int]]] = {}
     try:
         with path.open("rb") as f:
             for section in ELFFile(f).iter_sections():
                 if isinstance(section, SymbolTableSection):
                     for sym in section.iter_symbols():
                         if sym.name in names and isinstance(sym["st_shndx"], int):
-                            found.setdefault(sym.name, []).append((sym["st_shndx"], sym["st_value"]))
+                            found.setdefault(sym.name, []).append((sym["st_shndx"], sym["st_value"], sym["st_size"]))
     except (OSError, ELFError) as e:
         raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
-    return {name: places[0] for name, places in found.items() if len(set(places)) == 1}
+    return found
+
+
+def symbol_values(path: Path, names: set[str]) -> dict[str, tuple[int, int]]:
+    """Each of names the ELF defines at one place: (section index, value). A name defined
+    twice at two places names no one place: it is left out."""
+    places = {name: {(shndx, value) for shndx, value, _ in found} for name, found in symbol_places(path, names).items()}
+    return {name: next(iter(at)) for name, at in places.items() if len(at) == 1}
 
 
 def routine_symbolizer(root: Path, routine: "Routine", info: dict[str, str]) -> Symbolizer | None:
