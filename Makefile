@@ -245,7 +245,7 @@ check: deps
 # take minutes (`# long tier`: the README's main job) and, first and on TEST_JOBS workers,
 # the tests marked `long` (pytest.ini: the long docs pages, a few long tests), so `make
 # check` need not. After `make check` in CI (.ci/run).
-check-kernel: deps all
+check-kernel: deps all-targets
 	$(Q)sh scripts/deps.sh kernel
 	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; \
