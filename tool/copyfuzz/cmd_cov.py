@@ -67,9 +67,9 @@ def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     with PluginMemory(root, routine.xlen, routine.arch) as plugin:
         if args.corpus:
-            with executor.Server(argv, plugin=plugin) as server:
-                for i, case in enumerate(corpus_cases(Path(args.corpus), routine, routine.profile)):
-                    server.run(dataclasses.replace(case, id=i))
+            cases = corpus_cases(Path(args.corpus), routine, routine.profile)
+            with executor.Server(argv, plugin=plugin) as server:  # the plugin adds up over them all
+                server.run_many([dataclasses.replace(case, id=i) for i, case in enumerate(cases)])
         else:
             sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen, args.max_len)
             for _ in executor.sweep(argv, sweep_plan, jobs=1, plugins=[plugin], label=routine.name):
