@@ -53,6 +53,9 @@ EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).e
 
 # Every architecture and width the executors are built for (ARCH:XLEN, for check-fast).
 FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64 ARCH=arm
+# $(call for_each_target,GOAL): make GOAL for each of them, stopping at the first failure.
+for_each_target = for t in $(FREESTANDING_TARGETS); do \
+  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') $(1) || exit 1; done
 .PHONY: all all-targets deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
@@ -65,8 +68,7 @@ all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET) $(LIBCFREF)
 # all. Built before the tests, rather than by whichever test needs one first while the
 # other worker waits on the same build (30 s stalls: docs/perf.md).
 all-targets:
-	$(Q)for t in $(FREESTANDING_TARGETS); do \
-	  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') all || exit 1; done
+	$(Q)$(call for_each_target,all)
 
 list-executors:
 	@echo $(EXECUTORS)
@@ -260,8 +262,7 @@ check-fast: deps
 	$(Q)$(MAKE) --no-print-directory $(O)/host/test_ref $(O)/host/libcfref.so
 	@# the oracle is also built freestanding into the executors of every target (RV32 has
 	@# no glibc headers): a header it cannot have fails here, not in the docs tests
-	$(Q)for t in $(FREESTANDING_TARGETS); do \
-	  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') freestanding-ref || exit 1; done
+	$(Q)$(call for_each_target,freestanding-ref)
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(PYTHON) -m pytest -q -m "not e2e and not kernel and not long"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
