@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 from copyfuzz.errors import CopyfuzzError
-from copyfuzz.kernel import build, confirm, initramfs, inputs, source, sweep
+from copyfuzz.kernel import build, confirm, initramfs, inputs, options, source, sweep
 
 
 def line(type_: str, **fields: object) -> str:
@@ -104,7 +104,7 @@ def test_config_fragments(tmp_path: Path) -> None:
     assert build._holds(opts[1], got)  # optional, and the tree does not know it
     assert not build._holds(build.Option("CONFIG_D", "y", False, "f"), got)
     # our own fragments parse, and every architecture with a kernel has one
-    for arch in inputs.KERNEL_ARCHES:
+    for arch in options.KERNEL_ARCHES:
         assert build.parse_fragment((build.CONFIG_DIR / f"{arch}.config").read_text(), arch)
     assert build.parse_fragment((build.CONFIG_DIR / "common.config").read_text(), "common")
 

@@ -21,6 +21,7 @@ from typing import Callable, NoReturn, TextIO
 
 from . import envs, infer, records, targets
 from .errors import CopyfuzzError, interrupted, os_error_message
+from .kernel import options as kernel_options
 from .selection import settle_isa
 
 PROG = "copyfuzz"
@@ -254,8 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     _isa_options(rl)
     _known_options(rl)
 
-    from . import cmd_kernel  # the kernel and confirm commands' options live with them
-    cmd_kernel.add_parsers(sub, _int_in)
+    kernel_options.add_parsers(sub, _int_in)  # the kernel and confirm commands'
+
 
     ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
                         epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "

@@ -18,6 +18,7 @@ from .errors import CopyfuzzError
 from .kernel import build as kbuild
 from .kernel import confirm as kconfirm
 from .kernel import inputs as kinputs
+from .kernel import options as koptions
 from .kernel import report as kreport
 from .kernel import runner as krunner
 from .records import RETURNS_DST
@@ -72,7 +73,7 @@ def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) 
         other = kconfirm.tree_path(where) if where else None
         if other is not None and other[0] != arch:
             raise CopyfuzzError(f"--confirm: {where} is {other[0]}'s, not {arch}'s: a {arch} kernel never runs it")
-    if arch not in kinputs.KERNEL_ARCHES or (arch == "riscv" and routines[0].xlen != 64):
+    if arch not in koptions.KERNEL_ARCHES or (arch == "riscv" and routines[0].xlen != 64):
         raise CopyfuzzError(f"--confirm: no booted kernel for {arch} at {routines[0].xlen} bits "
                             "(riscv RV64, arm64, arm)")
     kargs = argparse.Namespace(arch=arch, tree=args.kernel_tree, source=args.kernel_source, replace=[], config=None)

@@ -1,11 +1,6 @@
 """`copyfuzz confirm SPEC`: a routine-level finding shown (or not) at the syscall level.
 
-SPEC is a case of a kernel file's copy routine (`FILE.S:SYMBOL:n=...`, or a .spec file
-from sweep, check, fuzz or history). The kernel is built with FILE in its place (its path
-in the tree from its own `arch/<arch>/...` path, or --as), the syscalls that drive the
-routine with the same n, alignments and fault position run on it (kernel/confirm.py), and
-each says what it did. Exit 1 when one shows a finding ("confirmed"), 0 when none does,
-2 on bad input, a build error or a kernel that does not boot.
+What it does: kernel/options.CONFIRM_ABOUT (its --help says the same).
 """
 
 from __future__ import annotations
@@ -24,28 +19,6 @@ from .kernel import build as kbuild
 from .kernel import confirm, inputs, report, runner
 from .kernel.sweep import Result
 from .selection import is_file_spec
-
-
-def add_parser(sub: "argparse._SubParsersAction[Any]", int_in: runner.IntParser) -> None:
-    cf = sub.add_parser("confirm", help="run a routine-level finding as syscalls on a booted kernel",
-                        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        epilog="exit status: 0 not reproduced at the syscall level, 1 confirmed, 2 bad input, "
-                               "a build error or a kernel that does not boot")
-    cf.add_argument("spec", metavar="SPEC|FILE",
-                    help="FILE.S:SYMBOL:n=N,src_off=..,src_fault=..,dst_off=..,dst_fault=.., or a .spec file")
-    cf.add_argument("--kind", choices=("copy", "copy_from_user", "copy_to_user"),
-                    help="the routine's kind (default: from its name; the faulting side decides the direction)")
-    cf.add_argument("--as", dest="tree_path", metavar="PATH",
-                    help="where FILE.S goes in the kernel tree (default: from its path, .../arch/<arch>/...)")
-    inputs.add_build_options(cf, None, "default: from the file's path")
-    cf.add_argument("--timeout", type=float, default=2.0, metavar="S",
-                    help="a call that has not returned after S seconds is a hang (default 2)")
-    cf.add_argument("--cpu", metavar="MODEL", help="qemu-system's -cpu (default: the architecture's)")
-    cf.add_argument("--no-host", action="store_true", help="skip the host kernel's reference column")
-    cf.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
-                    help="where reproducers are written (default findings/)")
-    cf.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run_confirm(root: Path, args: argparse.Namespace) -> int:

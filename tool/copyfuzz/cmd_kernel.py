@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
-from typing import Any
 
 from .kernel import build as kbuild
 from .kernel import inputs, runner
@@ -40,24 +38,3 @@ def _run_build(root: Path, args: argparse.Namespace) -> int:
         print(f"  {'cached' if kernel.cached else 'built'}: {kernel.image}")
         print(f"  config: {kernel.config}")
     return 0
-
-
-def add_parsers(sub: "argparse._SubParsersAction[Any]",
-                int_in: "runner.IntParser") -> None:
-    kp = sub.add_parser("kernel", help="build a small kernel, boot it under qemu-system, sweep the syscalls that copy",
-                        description="The booted kernel's truth (docs/kernel-sweep.md).")
-    ks = kp.add_subparsers(dest="kernel_command", metavar="SUBCOMMAND")
-    ks.required = True
-    kb = ks.add_parser("build", help="build (or find in the cache) a small bootable kernel",
-                       epilog="exit status: 0 built or cached, 2 bad input or a build error")
-    inputs.add_build_options(kb)
-    kb.add_argument("--jobs", type=int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
-                    help="make -jN (default: number of CPUs)")
-    kb.add_argument("--json", action="store_true", help="machine-readable output")
-    sw = ks.add_parser("sweep", help="boot the kernel and sweep the syscalls that copy, the host's kernel beside it",
-                       epilog="exit status: 0 clean, 1 findings, 2 bad input, a build error or a kernel "
-                              "that does not boot")
-    inputs.add_build_options(sw)
-    runner.add_sweep_options(sw, int_in)
-    from . import cmd_confirm
-    cmd_confirm.add_parser(sub, int_in)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..errors import CopyfuzzError
 from . import casedef
-from .inputs import KERNEL_ARCHES
+from .options import KERNEL_ARCHES
 
 PAGE = 4096
 

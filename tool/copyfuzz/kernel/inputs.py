@@ -15,24 +15,6 @@ from . import build, source
 MAX_REPLACEMENT = 16 << 20  # bytes: a source file, not a disk image
 
 
-KERNEL_ARCHES = tuple(a.name for a in targets.ARCHES.values() if a.kernel)
-
-
-def add_build_options(p: argparse.ArgumentParser, arch_default: str | None = "riscv",
-                      arch_help: str = "default riscv") -> None:
-    p.add_argument("--arch", choices=KERNEL_ARCHES, default=arch_default,
-                   help=f"the kernel's architecture: riscv (RV64), arm64 or arm (32-bit ARMv7); {arch_help}")
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--source", choices=source.DEBIAN_VERSIONS, default=source.DEBIAN_VERSIONS[0],
-                     help="Debian's linux-source-VERSION (installed on first use; default "
-                          f"{source.DEBIAN_VERSIONS[0]})")
-    src.add_argument("--tree", type=Path, metavar="DIR",
-                     help="your own kernel tree (read only: the build goes to copyfuzz's build directory)")
-    p.add_argument("--replace", action="append", default=[], metavar="PATH=FILE",
-                   help="build with FILE in place of the tree's PATH, e.g. arch/riscv/lib/uaccess.S=fix.S "
-                        "(repeatable; the tree is not touched)")
-    p.add_argument("--config", type=Path, metavar="FRAGMENT",
-                   help="extra kconfig lines (CONFIG_X=y ...) applied after copyfuzz's own")
 
 
 def read_limited(path: Path, what: str) -> bytes:

@@ -22,37 +22,10 @@ from .. import build as mk
 from .. import files, known, paths, targets
 from ..errors import CopyfuzzError
 from . import build as kbuild
-from . import casedef, inputs, report
+from . import inputs, report
 from .sweep import Result, run_host, run_vm
 
-IntParser = Callable[[int, int], Callable[[str], int]]
 PROBER_OPTIONS = ("syscalls", "max_len", "sizes", "koffs", "segs", "prots", "timeout", "hang_budget")
-
-
-def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
-    p.add_argument("--syscalls", metavar="LIST",
-                   help="which syscalls, comma-separated (default all: docs/kernel-sweep.md lists them)")
-    p.add_argument("--max-len", type=int_in(0, 65536), metavar="L",
-                   help="every n up to L with every accessible count 0..n (default 256" + "".join(
-                       f"; {a.kernel.sweep_max_len} on {a.name}" for a in targets.ARCHES.values()
-                       if a.kernel and a.kernel.sweep_max_len) + ": docs/kernel-sweep.md)")
-    for axis in casedef.definition().axes:
-        if axis.name in ("sizes", "koffs", "segs", "prots"):
-            p.add_argument(f"--{axis.name}", metavar="LIST", help=f"{axis.meaning} (default {axis.default})")
-    p.add_argument("--timeout", type=float, default=2.0, metavar="S",
-                   help="a call that has not returned after S seconds is a hang (default 2)")
-    p.add_argument("--hang-budget", type=int_in(1, 100000), metavar="H",
-                   help="after H hangs of one syscall its other cases are skipped, and said so (default 3)")
-    p.add_argument("--jobs", type=int_in(1, 64), default=os.cpu_count() or 1, metavar="N",
-                   help="VMs at once, each sweeping a share of the cases (default: number of CPUs)")
-    p.add_argument("--cpu", metavar="MODEL", help="qemu-system's -cpu (default: the architecture's)")
-    p.add_argument("--no-host", action="store_true", help="skip the host kernel's reference column")
-    p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
-                   help="where reproducers are written: DIR/kernel/<arch>-<kernel>/ (default findings/)")
-    p.add_argument("--known", type=Path, metavar="FILE",
-                   help="accepted findings, 'CLASS * kernel:SYSCALL' a line: shown as known, not exit 1")
-    p.add_argument("--write-known", type=Path, metavar="FILE", help="write the run's findings in the --known format")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def prober_args(args: argparse.Namespace) -> list[str]:
