@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2086 # CF_LINK_* are word lists, split on purpose (globbing is off)
-# link-executor.sh [--with FILE]... [--defsym NAME=VALUE]... [--] HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]
+# link-executor.sh [--with FILE]... [--defsym NAME=VALUE]... [--deps FILE] [--] HARNESS_O SRC OUT NAME SYMBOL KIND [ASFLAG...]
 # link-executor.sh --object [--with FILE]... [--] - SRC OUT.o - - - [ASFLAG...]
 #
 # Links one executor: the routine SRC (and every --with FILE, .S or .c), built with the
@@ -18,6 +18,10 @@
 # CF_LINK_CC, _OBJCOPY, _NM, _READELF, _ARCH_FLAGS, _ROUTINE_FLAGS, _TFLAGS, _LIBGCC (the
 # Makefile exports them; `make link-env` prints them for the tool). Run from the
 # repository root.
+#
+# --deps FILE: also write there, once OUT is in place, what the compiler read (its -MD
+# rules: SRC, the --with files, harness/target.c and every header they include), for the
+# tool's up-to-date check (build.py).
 #
 # --object: only build SRC (and the --with files) into the one relocatable object the
 # link would use, at OUT.o: the tool reads its symbols (which names share an address).
@@ -39,6 +43,7 @@ usage() {
 withs=()
 defsyms=()
 object_only=
+deps=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--object)
@@ -53,6 +58,11 @@ while [ $# -gt 0 ]; do
 	--defsym)
 		[ $# -ge 2 ] || usage
 		defsyms+=("$2")
+		shift 2
+		;;
+	--deps)
+		[ $# -ge 2 ] || usage
+		deps=$2
 		shift 2
 		;;
 	--)
@@ -94,6 +104,7 @@ tmp=$(mktemp -d "$dir/.link.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
 obj=$tmp/routine.o
+dfiles=() # the compiler's -MD rules, for --deps
 
 # build SRC OBJ ASFLAG...: one source of the routine. Assembly as the kernel assembles
 # it; C (a --with helper) as the harness's own C is compiled (TFLAGS: freestanding,
@@ -101,9 +112,10 @@ obj=$tmp/routine.o
 build() {
 	local in=$1 o=$2
 	shift 2
+	dfiles+=("$o.d")
 	case $in in
-	*.c) $CF_LINK_CC $CF_LINK_TFLAGS "$@" -c "$in" -o "$o" ;;
-	*) $CF_LINK_CC $CF_LINK_ARCH_FLAGS $CF_LINK_ROUTINE_FLAGS -g "$@" -c "$in" -o "$o" ;;
+	*.c) $CF_LINK_CC $CF_LINK_TFLAGS "$@" -MD -MF "$o.d" -c "$in" -o "$o" ;;
+	*) $CF_LINK_CC $CF_LINK_ARCH_FLAGS $CF_LINK_ROUTINE_FLAGS -g "$@" -MD -MF "$o.d" -c "$in" -o "$o" ;;
 	esac
 }
 
@@ -184,7 +196,9 @@ fi
 
 fmt=$(sh harness/extable-format.sh "$CF_LINK_READELF" "$obj")
 $CF_LINK_CC $CF_LINK_TFLAGS "-DCF_TARGET_NAME=\"$cname\"" "-DCF_TARGET_SYMBOL=$symbol" \
-	"-DCF_TARGET_KIND=CF_KIND_$KIND" "-DCF_TARGET_EXTABLE=$fmt" -c harness/target.c -o "$tmp/target.o"
+	"-DCF_TARGET_KIND=CF_KIND_$KIND" "-DCF_TARGET_EXTABLE=$fmt" -MD -MF "$tmp/target.o.d" -c harness/target.c \
+	-o "$tmp/target.o"
+dfiles+=("$tmp/target.o.d")
 ldflags=()
 for d in ${defsyms[@]+"${defsyms[@]}"}; do
 	ldflags+=(-Xlinker --defsym -Xlinker "$d")
@@ -192,3 +206,6 @@ done
 $CF_LINK_CC $CF_LINK_ARCH_FLAGS -nostdlib -static -no-pie -Wl,--no-relax -o "$tmp/executor" \
 	"$harness" "$tmp/target.o" "$obj" ${ldflags[@]+"${ldflags[@]}"} $CF_LINK_LIBGCC
 mv -f "$tmp/executor" "$out"
+if [ -n "$deps" ]; then
+	cat "${dfiles[@]}" >"$deps"
+fi

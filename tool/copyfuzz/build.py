@@ -7,16 +7,20 @@ runs `make -s <targets>` at the repository root.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import resource
+import secrets
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Callable
 
-from . import checkfile, infer, paths, targets
+from . import atomic, checkfile, infer, paths, targets
 from .errors import CopyfuzzError
 
 if TYPE_CHECKING:
@@ -176,24 +180,116 @@ def link_external(root: Path, r: "Routine", env: dict[str, str]) -> None:
     """Link a file from outside the tree with the one link recipe, every name an argument:
     nothing in a path reaches make's parser or a shell. A file that does not build is
     explained (where its includes come from); one that builds but is not this routine
-    (exit 3: a missing or data symbol, undefined references) gets the recipe's one line."""
+    (exit 3: a missing or data symbol, undefined references) gets the recipe's one line.
+    An executor whose every input is as it was when it was linked is not linked again
+    (its stamp: `_stamp`)."""
     assert r.external_elf is not None
     harness = paths.harness_object(paths.REL, r.xlen, r.arch)
-    try:
-        _run(root, ["bash", "harness/link-executor.sh", *r.link_args, "--", str(harness), str(r.path),
-                    r.external_elf, r.name, r.symbol, r.kind, *r.asflags],
-             f"harness/link-executor.sh {r.path.name}", env,
-             on_status={3: lambda out: checkfile.explain_link_failure(out, r)}, limited=True)
-    except CopyfuzzError as e:
-        if e.details:  # the recipe's own output: the file did not build
-            raise explain(e, r, root) from e
-        raise
+    elf = root / r.external_elf
+    argv = ["bash", LINK_RECIPE[0], *r.link_args, "--", str(harness), str(r.path), r.external_elf, r.name,
+            r.symbol, r.kind, *r.asflags]
+    fingerprint = _link_fingerprint(root, argv, env)
+    if not _stamped(root, elf, fingerprint):
+        deps = elf.with_name(f".{elf.name}.{os.getpid()}-{secrets.token_hex(4)}.deps")
+        started_ns = time.time_ns()
+        try:
+            _run(root, [*argv[:2], "--deps", str(deps), *argv[2:]], f"harness/link-executor.sh {r.path.name}", env,
+                 on_status={3: lambda out: checkfile.explain_link_failure(out, r)}, limited=True)
+            _stamp(root, elf, fingerprint, deps, started_ns)
+        except CopyfuzzError as e:
+            if e.details:  # the recipe's own output: the file did not build
+                raise explain(e, r, root) from e
+            raise
+        finally:
+            deps.unlink(missing_ok=True)
     from . import elfinfo  # on use: the CLI imports this module, elfinfo pyelftools
 
-    if r.arch == "arm" and elfinfo.is_thumb(root / r.external_elf, r.symbol):
+    if r.arch == "arm" and elfinfo.is_thumb(elf, r.symbol):
         raise CopyfuzzError(f"{r.name.rpartition(':')[0]}: {r.symbol} is Thumb code: copyfuzz decodes, audits "
                             "and lists 32-bit ARM (A32) only, so it would judge instructions it cannot read; "
                             "build the file as ARM (without .thumb, or CONFIG_THUMB2_KERNEL off)")
+
+
+# The link of a file from outside the tree, skipped when nothing it read has changed (a
+# `check` run again on one file, each repro of its cases). Its stamp, beside the
+# executor, holds what decides that: a fingerprint of the command, the toolchain's
+# variables and binary, the recipe and the harness object; the executor's own digest
+# (a file changed or cut short since is no match); and the digest of every file the
+# compiler read (its -MD rules). Anything missing, unreadable or different: linked again.
+LINK_RECIPE = ("harness/link-executor.sh", "harness/extable-format.sh")
+STAMP_VERSION = 1
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _link_fingerprint(root: Path, argv: list[str], env: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    toolchain = sorted((k, v) for k, v in env.items() if k.startswith("CF_LINK_"))
+    cc = shutil.which(env.get("CF_LINK_CC", "").split()[0] if env.get("CF_LINK_CC", "").split() else "")
+    try:
+        st = os.stat(cc) if cc else None
+    except OSError:
+        st = None
+    identity = [cc, st.st_mtime_ns, st.st_size] if st else None
+    harness = argv[argv.index("--") + 1]
+    files = [_digest(root / name) for name in (*LINK_RECIPE, harness)]
+    h.update(json.dumps([STAMP_VERSION, argv, toolchain, identity, files]).encode())
+    return h.hexdigest()
+
+
+def make_prerequisites(text: str) -> list[str] | None:
+    """The prerequisites of gcc's -MD rules (make's syntax: backslash-newline goes on,
+    '\\ ' is a blank in a name, '$$' a dollar); None if a rule is not `TARGET: FILES`."""
+    out: list[str] = []
+    for rule in text.replace("\\\n", " ").splitlines():
+        words = re.findall(r"(?:\\.|[^\s\\])+", rule)
+        if not words:
+            continue
+        if not words[0].endswith(":"):
+            return None
+        out += [re.sub(r"\\(.)", r"\1", w).replace("$$", "$") for w in words[1:]]
+    return out
+
+
+def _stamped(root: Path, elf: Path, fingerprint: str) -> bool:
+    try:
+        stamp = json.loads(Path(f"{elf}.stamp").read_text())
+        if stamp["fingerprint"] != fingerprint or stamp["elf"] != _digest(elf):
+            return False
+        return all(_digest(root / name) == digest for name, digest in stamp["deps"].items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+MTIME_SLACK_NS = 2 * 10**9  # a file's mtime is coarse (the kernel's tick): read as "maybe during the link"
+
+
+def _stamp(root: Path, elf: Path, fingerprint: str, deps: Path, started_ns: int) -> None:
+    """Stamp a fresh executor with what it was built from, unless a file it read may have
+    changed while it was built (then no stamp: the next run links again)."""
+    try:
+        names = make_prerequisites(deps.read_text())
+        if names is None:
+            return
+        digests: dict[str, str] = {}
+        for name in dict.fromkeys(names):
+            if os.stat(root / name).st_mtime_ns >= started_ns - MTIME_SLACK_NS:
+                return
+            digest = _digest(root / name)
+            if digest is None:
+                return
+            digests[name] = digest
+    except OSError:
+        return
+    elf_digest = _digest(elf)
+    if elf_digest is not None:
+        atomic.write(Path(f"{elf}.stamp"), json.dumps({"fingerprint": fingerprint, "elf": elf_digest,
+                                                        "deps": digests}))
 
 
 def explain(e: CopyfuzzError, r: "Routine", root: Path) -> CopyfuzzError:
