@@ -178,6 +178,7 @@ class Campaign:
     run: RunDir | None = None
     baseline: known.Baseline | None = None  # --known: findings that do not fail the campaign
     started: float = field(default_factory=time.monotonic)  # the engine's start (monotonic)
+    stopped_at: float | None = None  # when the engines had ended, before the triage after them
     started_wall: float = field(default_factory=time.time)  # the same moment, wall clock
     seen: dict[tuple[str, int], Seen] = field(default_factory=dict)  # the drivers' counts
     adopted: dict[tuple[str, int], int] = field(default_factory=dict)  # counts of runs killed before
@@ -188,6 +189,10 @@ class Campaign:
         ends by T plus the triage time, whatever the number of findings)."""
         self.started, self.started_wall = time.monotonic(), time.time()
         self.triage_deadline = self.started + time_s + self.triage_s
+
+    def engines_stopped(self) -> None:
+        """The engines (of the last round) have ended: what is left is the triage."""
+        self.stopped_at = time.monotonic()
 
     @property
     def out_of_triage_time(self) -> bool:
@@ -521,6 +526,7 @@ def report(c: Campaign) -> None:
             "not_reproduced": c.not_reproduced,
             "until": sorted(c.until), "until_met": c.until_met, "untriaged": c.untriaged,
             "triage_time_s": c.triage_s, "not_triaged_in_time": c.out_of_time,
+            "engines_stopped_s": round(c.stopped_at - c.started, 2) if c.stopped_at is not None else None,
         }, indent=2))
         return
     console = stdout_console()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,7 @@ BOUND = b"try binding to #"
 # waiting): afl-fuzz's own timeout, calibrated in milliseconds, would kill the driver for a
 # case that is merely slow on a loaded machine.
 TIMEOUT_MS = 10000
+STOP_GRACE_S = 2.0  # after SIGINT at the deadline
 HANDLED = "afl-handled"  # digests of crashes already triaged (a resumed campaign skips them)
 LOCKS = ".afl-locks"
 
@@ -199,13 +201,16 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
             for name, proc, _ in procs:
                 if proc.poll() is None:
                     stopped.add(name)
-                    proc.send_signal(2)  # SIGINT: afl-fuzz saves its state and exits
+                    proc.send_signal(signal.SIGINT)  # afl-fuzz saves its state and exits
+            # The time is a promise: one that has not ended by STOP_GRACE_S (still in its
+            # dry run on a busy machine) is killed; its queue is on disk as it goes.
+            until = time.monotonic() + STOP_GRACE_S
             for _, proc, _ in procs:
                 try:
-                    proc.wait(timeout=10)
+                    proc.wait(timeout=max(0.0, until - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                    proclib.kill_group(proc)
+            c.engines_stopped()
     c.rounds += 1
     for name, proc, log in procs:
         stats_file = out / name / "fuzzer_stats"

@@ -165,6 +165,7 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
             procs.stop(proc)
         if jobs > 1:
             procs.kill_group(proc)  # workers of a parent that ended
+        c.engines_stopped()
     taker.raise_error()
     if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
         total = 0
