@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, budget, run_cli
+from copyfuzz.engines import afl
 
 pytestmark = pytest.mark.e2e
 
@@ -59,6 +60,18 @@ def test_afl_finds_the_mutant_and_saves_a_regression(tmp_path: Path) -> None:
         assert (tmp_path / f"findings/afl/{name}/fuzzer_stats").is_file(), name
     assert rep["executions"] > 1000 and rep["coverage"]["edges_covered"] > 0
     assert any((tmp_path / "corpus").iterdir()), "AFL's queue was not copied into the corpus"
+    # The suite's COPYFUZZ_PIN=0 (conftest): afl-fuzz left to the scheduler, both instances.
+    for name in ("main", "sec1"):
+        assert afl.BOUND not in (tmp_path / f"findings/.logs/afl-{name}.log").read_bytes(), name
+
+
+def test_afl_binds_itself_to_a_core_by_default(tmp_path: Path) -> None:
+    proc = run_cli("fuzz", "riscv/copy_user", "--engine", "afl", "--time", "2", "--json", "--corpus",
+                   str(tmp_path / "corpus"), "--findings", str(tmp_path / "findings"), timeout=300,
+                   env={"COPYFUZZ_PIN": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    log = (tmp_path / "findings/.logs/afl-default.log").read_bytes()
+    assert afl.BOUND in log or afl.NO_FREE_CORE in log, log[-2000:]
 
 
 def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:

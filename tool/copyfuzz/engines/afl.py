@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .. import atomic, corpus, fuzzinput, paths
+from .. import atomic, corpus, envs, fuzzinput, paths
 from .. import procs as proclib
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
@@ -169,9 +169,11 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
                     return name, proclib.popen(argv, cwd=c.run.logs, env=penv, stdin=subprocess.DEVNULL,
                                                stdout=f, stderr=subprocess.STDOUT), log
 
+            # COPYFUZZ_PIN=0 (a machine you share) leaves placement to the scheduler here too.
+            pin = envs.value("COPYFUZZ_PIN", env) != "0"
             for i, (name, flags, _) in enumerate(claimed):  # one at a time: each sees the cores the others took
-                entry = launch(i, name, flags, bind=True)
-                if not _bound(*entry[1:]):
+                entry = launch(i, name, flags, bind=pin)
+                if pin and not _bound(*entry[1:]):
                     print(f"copyfuzz: no free CPU core for afl-fuzz ({name}): it runs unbound (slower)",
                           file=sys.stderr)
                     if not resume[name]:  # what the aborted start made is not a session to resume
