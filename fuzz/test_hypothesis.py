@@ -236,9 +236,13 @@ def test_mutant_is_found_and_shrunk(mutant: tuple[routines.Routine, executor.Ser
             search.found_s = time.monotonic() - started
         return hit
 
+    # Derandomized: the same draws each run. Drawn afresh, a shrink now and then stops at a
+    # local minimum far above the bound (wrong-shift once ended at n=8435 after 814 calls),
+    # which made the suite fail by chance; fresh draws are the fuzz campaigns' job.
     try:
         shrunk = find(strategies.cases(routine.kind, routine.profile), shows_defining_class,
-                      settings=settings(max_examples=FIND_EXAMPLES, database=None, deadline=None))
+                      settings=settings(max_examples=FIND_EXAMPLES, database=None, deadline=None,
+                                        derandomize=True))
     except NoSuchExample:
         pytest.fail(f"{routine.name}: no case with {defining} in {FIND_EXAMPLES} examples", pytrace=False)
     total_s = time.monotonic() - started
