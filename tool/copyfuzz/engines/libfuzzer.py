@@ -33,7 +33,7 @@ from ..errors import CopyfuzzError
 
 PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
 EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per job that ends early (a crash of the driver)
-STOP_GRACE_S = 1  # a --jobs round past its time: the jobs started after one ended early run on
+STOP_GRACE_S = 1  # a round past its time (an input still running, a --jobs job started late) is stopped
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
 STAGING_COPY_S = 2.0  # how often a running round's new inputs are copied into the corpus
 TAKE_EVERY_S = 0.25  # how often a running round's findings are taken and triaged
@@ -136,17 +136,18 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
     # With --jobs, a session of its own: at the deadline the parent and every worker go.
     proc = procs.popen(argv, cwd=run.logs, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True, errors="replace", new_session=jobs > 1)
-    timer = None
     stopped = threading.Event()
 
     def stop_round() -> None:
         stopped.set()
         procs.stop(proc, grace_s=2)
 
-    if jobs > 1:  # a job started after another ended has the whole round's -max_total_time
-        timer = threading.Timer(seconds + STOP_GRACE_S, stop_round)
-        timer.daemon = True
-        timer.start()
+    # libFuzzer looks at -max_total_time only between inputs, and one input can run long
+    # (n up to 64 KiB under the plugin: seconds on a busy machine); a --jobs job started
+    # after another ended has the whole round's time. The round is stopped at its end.
+    timer = threading.Timer(seconds + STOP_GRACE_S, stop_round)
+    timer.daemon = True
+    timer.start()
     taker = FindingTaker(c, run.path, stop_round)
     try:
         assert proc.stderr is not None
@@ -159,8 +160,7 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
         proc.wait()
     finally:
         taker.stop()  # before the round's processes go: an interrupt waits for its triage
-        if timer is not None:
-            timer.cancel()
+        timer.cancel()
         if proc.poll() is None:  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
             procs.stop(proc)
         if jobs > 1:
