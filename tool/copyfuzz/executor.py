@@ -740,10 +740,20 @@ def sweep(
 
     def narrow(sh: _Shard, start: int, last: int, what: str, details: str) -> tuple[int, int, list[int]]:
         """The first case of the shard's ids [start, last] after which a run goes wrong
-        (bisection over runs from start), with the cases begun and counts of that run."""
+        (runs from start), with the cases begun and counts of that run. Runs of 1, 3, 7 ...
+        cases first, then bisection in the last stretch: after a death the next suspect
+        is often a few cases on, and a run costs its length (and an executor's start)."""
         first = start + (sh.index - start) % jobs
         lo, hi = 0, (last - first) // jobs
         run: tuple[int, list[int]] | None = None
+        stretch = 1
+        while lo < hi:
+            at = min(lo + stretch - 1, hi - 1)
+            failed, begun, counts = probe(sh.index, start, first + at * jobs + 1)
+            if failed:
+                hi, run = at, (begun, counts)
+                break
+            lo, stretch = at + 1, stretch * 2
         while lo < hi:
             mid = (lo + hi) // 2
             failed, begun, counts = probe(sh.index, start, first + mid * jobs + 1)
