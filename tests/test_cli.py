@@ -293,3 +293,21 @@ def test_an_error_raised_while_handling_ctrl_c_is_an_interrupt() -> None:
     except RuntimeError as e:
         assert interrupted(e)
     assert not interrupted(RuntimeError("a bug")) and not interrupted(None)
+
+
+@pytest.mark.e2e
+def test_a_json_check_loads_neither_rich_nor_the_kernel_modules(tmp_path: Path) -> None:
+    """What every start pays: a `check --json` (the commonest run in CI and in this suite)
+    imports no console library (ui.py loads rich on use) and none of the booted-kernel
+    modules (only `kernel`, `confirm` and `check --confirm` need them)."""
+    fixture = ROOT / "tests/fixtures/kernel/uaccess_new.S"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "copyfuzz", "check", str(fixture), "--symbol",
+                           "__asm_copy_to_user", "--max-len", "2", "--json", "--findings", str(tmp_path)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(TOOL)}, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "copyfuzz.cmd_sweep" in loaded, sorted(loaded)
+    assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, "rich was loaded"
+    heavy = {"copyfuzz.kernel.runner", "copyfuzz.kernel.build", "copyfuzz.kernel.report", "copyfuzz.cmd_confirm"}
+    assert not loaded & heavy, loaded & heavy

@@ -9,14 +9,11 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.markup import escape
-from rich.table import Table
-
 from . import build
 from .audit import TABLE_KINDS, Audit, audit_routine
 from .errors import CopyfuzzError
 from .selection import bundled_routines, file_options_given, file_routines, is_file_target
-from .ui import emit, stdout_console
+from .ui import emit, escape, new_table, stdout_console
 
 # How the listing names an access's base (audit.py: where its register's value came from).
 BASE_LABELS = {"user": "user", "unknown": "user?", "stack": "stack", "data": "own data", "kernel": "kernel"}
@@ -36,7 +33,7 @@ def print_audit(a: Audit, listing: bool = True) -> None:
                   + (f", {s['kernel']} to the kernel's buffer" if s["kernel"] else "") + "; "
                   f"{s['covered']} covered, {s['uncovered']} uncovered, {s['fixups']} fixups")
     if listing:
-        table = Table(show_edge=False, pad_edge=False, box=None)
+        table = new_table(show_edge=False, pad_edge=False, box=None)
         for col in ("address", "where", "bytes", "instruction", "access", "", "fixup"):
             table.add_column(col, no_wrap=True)
         for i in a.listing[:LISTING_SHOWN]:

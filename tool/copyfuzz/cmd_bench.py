@@ -25,15 +25,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.table import Table
-
 from . import build, executor, files, records
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines, file_routines, take_file_target
 from .spec import Spec
-from .ui import emit, stdout_console
+from .ui import emit, new_table, stdout_console
 
 BIG_SIZES = (8192, 16384, 32768)
 SMALL_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -240,7 +238,7 @@ def print_tables(results: dict[str, list[dict[str, object]]], sizes: tuple[int, 
             continue
         if any(r.get("disp") for r in rows_a) and group in MEMMOVE_TITLES:
             title = MEMMOVE_TITLES[group]
-        table = Table(title=f"{names[0]}: {title}" + (f"  vs {names[1]}" if len(names) > 1 else ""),
+        table = new_table(title=f"{names[0]}: {title}" + (f"  vs {names[1]}" if len(names) > 1 else ""),
                       title_justify="left", show_edge=False, pad_edge=False)
         # A routine that ran vector instructions: how many, and the bytes each vector
         # load or store moved on average (vl x element width, from the plugin).

@@ -12,15 +12,8 @@ from pathlib import Path
 
 from . import build, executor
 from .checkfile import BSD_COPY_NAMES, no_extable_message
-from .cmd_confirm import call_lines, call_results
 from .cmd_sweep import Extension, RoutineSweep, check_granule, check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
-from .kernel import build as kbuild
-from .kernel import confirm as kconfirm
-from .kernel import inputs as kinputs
-from .kernel import options as koptions
-from .kernel import report as kreport
-from .kernel import runner as krunner
 from .records import RETURNS_DST
 from .routines import Routine
 from .selection import file_routines
@@ -57,6 +50,15 @@ def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) 
     the syscalls that drive it on a kernel built with FILE in its place (kernel/confirm.py).
     What can be refused is refused before the sweep: the file's place in the tree, the
     architecture, the kernel source."""
+    # Imported here: a check without --confirm does not load the kernel modules.
+    from .cmd_confirm import call_lines, call_results
+    from .kernel import build as kbuild
+    from .kernel import confirm as kconfirm
+    from .kernel import inputs as kinputs
+    from .kernel import options as koptions
+    from .kernel import report as kreport
+    from .kernel import runner as krunner
+
     given = [flag for flag, v in (("-D", args.define), ("-I", args.include), ("--with", args.with_files),
                                   ("--defsym", args.defsym), ("--alternative", args.alternative)) if v]
     if given:

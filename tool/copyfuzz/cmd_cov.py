@@ -19,9 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-from rich.table import Table
-
 from . import build, executor, files, fuzzinput, plan, plugin, records
 from .audit import Audit, audit_routine
 from .coverage import Coverage, from_plugin
@@ -30,7 +27,7 @@ from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines, file_routines, take_file_target
 from .spec import parse_spec_line
-from .ui import emit, stdout_console
+from .ui import emit, escape, new_table, stdout_console
 
 
 def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN
@@ -102,7 +99,7 @@ def report(a: Audit, counts: dict[int, int], flow: dict[int, int], hits: list[in
 
 def print_report(rep: dict[str, Any]) -> None:
     console = stdout_console()
-    table = Table(show_edge=False, pad_edge=False, box=None)
+    table = new_table(show_edge=False, pad_edge=False, box=None)
     for col in ("address", "where", "count", "instruction", "branch", "exception table"):
         table.add_column(col, justify="right" if col == "count" else "left", no_wrap=True)
     for r in rep["listing"]:

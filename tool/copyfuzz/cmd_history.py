@@ -29,24 +29,24 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
-
-from rich.markup import escape
-from rich.progress import Progress, TaskID
-from rich.table import Table
+from typing import TYPE_CHECKING, Iterator
 
 from . import __version__, atomic, build, checkfile, files, history, infer, paths, plan, records, targets
 from .checkfile import parse_symbol
 from .cmd_check import build_file_routines
-from .cmd_sweep import RoutineSweep, check_sweep_args, progress_bar, sweep_routines
+from .cmd_sweep import RoutineSweep, check_sweep_args, sweep_routines
 from .errors import CopyfuzzError
 from .findings import FindingsLog
 from .history import Change, Repo
 from .routines import Routine
 from .selection import check_vlen_has_isa, file_build, file_routine, parsed_isa
-from .ui import emit, plural, stdout_console
+from .ui import emit, escape, new_table, plural, progress_bar, stdout_console
 
 AUDIT = "audit"  # the static audit's problems, counted like a class
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
 
 
 @dataclass
@@ -462,7 +462,7 @@ def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: 
     symbols = ", ".join(_symbols(checker, rows, "{s} ({k})", " or "))
     title = (f"history: {path} in {args.repo}, {symbols}, max-len {args.max_len}, profile {args.profile}"
              f"{', RV32' if args.xlen == 32 and checker.build.arch == 'riscv' else ''}")
-    table = Table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)
+    table = new_table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)
     # A reproducer stays on one line, to be pasted into repro; on a narrow terminal the
     # subject gives way (piped, lines are 240 wide).
     for column in ("commit", "date", "subject", "class", "cases", "smallest reproducer"):

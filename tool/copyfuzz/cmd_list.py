@@ -6,10 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.table import Table
-
 from .routines import Routine, discover
-from .ui import emit, stdout_console
+from .ui import emit, new_table, stdout_console
 
 
 def routine_json(r: Routine) -> dict[str, object]:
@@ -37,7 +35,7 @@ def run_list(root: Path, args: argparse.Namespace) -> int:
     if not routines:
         emit(console, f"no routines under {root / 'arch'}")
         return 0
-    table = Table(title="routines", title_justify="left", show_edge=False, pad_edge=False)
+    table = new_table(title="routines", title_justify="left", show_edge=False, pad_edge=False)
     for column in ("routine", "kind", "profile", "symbol", "mutant", "about / expect"):
         table.add_column(column, no_wrap=column != "about / expect")
     for r in routines:

@@ -16,8 +16,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.markup import escape
-
 from . import build, fuzzinput, known, regressions
 from .elfinfo import routine_symbolizer
 from .errors import CopyfuzzError
@@ -25,7 +23,7 @@ from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_routines, is_file_spec, settle_isa, with_isa
 from .spec import Spec, format_spec, parse_fields
 from .triage import run_specs
-from .ui import emit, stdout_console
+from .ui import emit, escape, stdout_console
 
 
 @dataclass

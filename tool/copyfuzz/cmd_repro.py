@@ -17,9 +17,6 @@ import json
 import typing
 from pathlib import Path
 
-from rich.markup import escape
-from rich.table import Table
-
 from . import build, executor, fuzzinput, plan, records, regressions, signals, targets
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
@@ -27,7 +24,7 @@ from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec, with_isa
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
-from .ui import emit, plural, stdout_console
+from .ui import emit, escape, new_table, plural, stdout_console
 
 
 def relative_address(addr: int, spec: Spec, result: records.Result) -> str:
@@ -279,7 +276,7 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
             rows.append((label, "none"))
         for i, c in enumerate(names):
             rows.append((label if i == 0 else "", f"[{style}]{c}[/]: {records.CLASS_BY_NAME[c].about}"))
-    table = Table(show_header=False, box=None, pad_edge=False)
+    table = new_table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
     for label, text in rows:

@@ -13,12 +13,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from . import build, executor, files, infer, known, plan, records, signals, targets
 from .audit import Audit, audit_routine
@@ -32,9 +27,14 @@ from .reach import Reach, reach
 from .routines import Routine
 from .selection import bundled_routines, runnable
 from .spec import format_spec, from_case
-from .ui import emit, plural, stderr_console, stdout_console
+from .ui import emit, escape, new_table, plural, progress_bar, stdout_console
 
 MESSAGE_LINES = 20  # of what an executor wrote on stdout/stderr, the last lines shown
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
 
 
 @dataclass
@@ -366,12 +366,6 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
     return results
 
 
-def progress_bar() -> Progress:
-    """The sweep's progress on stderr (shown while it runs, gone after)."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=stderr_console(), transient=True)
-
-
 # A command's addition to the report, from the sweep's results: a JSON key and its value,
 # and the lines printed after the table (check --confirm).
 Extension = Callable[[list["RoutineSweep"]], tuple[str, object, list[str]]]
@@ -516,7 +510,7 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
 
     if routines:
         command = "check" if getattr(args, "file", None) else "sweep"
-        table = Table(title=f"{command}: {header}", title_justify="left", show_edge=False, pad_edge=False)
+        table = new_table(title=f"{command}: {header}", title_justify="left", show_edge=False, pad_edge=False)
         for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes", "audit"):
             table.add_column(column, justify="right" if column.startswith("cases") else "left")
         for r in routines:
@@ -552,7 +546,7 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
     if mutants:
         if routines:
             emit(console)
-        table = Table(title=f"mutants: {header}", title_justify="left", show_edge=False, pad_edge=False)
+        table = new_table(title=f"mutants: {header}", title_justify="left", show_edge=False, pad_edge=False)
         for column in ("mutant", "expected", "caught", "verdict", "cases until caught", "reproducer"):
             table.add_column(column, justify="right" if column.startswith("cases") else "left",
                              no_wrap=column == "reproducer")
@@ -632,7 +626,7 @@ def args_lengths(r: RoutineSweep) -> str:
 def _print_classes(console: Console, r: RoutineSweep) -> None:
     emit(console)
     emit(console, f"[bold]{r.routine.name}[/] ({r.profile}): {r.cases:,} cases, {r.cases_per_s:,.0f} cases/s")
-    table = Table(show_edge=False, pad_edge=False, box=None)
+    table = new_table(show_edge=False, pad_edge=False, box=None)
     table.add_column("  class")
     table.add_column("", justify="left")
     table.add_column("cases", justify="right")
