@@ -143,7 +143,7 @@ def test_afl_children_killed_mid_case_leave_nothing_stale(tmp_path: Path) -> Non
     elf = str(paths.executor(ROOT, "riscv/copy_user", 64))
     env = {**env_for("riscv/copy_user", tmp_path / "f"), "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
            "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_AFFINITY": "1"}
-    afl = subprocess.Popen(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", budget(12, 12),
+    afl = subprocess.Popen(["afl-fuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", budget(9, 9),
                             "-t", "200", "--", str(AFL)], env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     def executors() -> list[int]:  # this campaign's only: other tests run the same executor at once
