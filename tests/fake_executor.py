@@ -11,6 +11,7 @@ An ELF path containing "clean" shows nothing; FAKE_SCENARIO selects failures:
   garbage write bytes with no known magic into the record channel
   hang    write one PROGRESS record, then nothing for a long time
   short   report one case fewer than it runs (DONE and PROGRESS)
+FAKE_SLOW_AT=ID makes the case with that id take 30 s (serve).
 FAKE_DIE_AT=ID[,ID...] makes the cases with those ids end the process (exit 7) while they
 run, as a routine under test could; FAKE_FORGE_AT=ID makes it write an unsealed DONE record into
 the record channel and go on.
@@ -160,6 +161,8 @@ def serve(args: list[str], clean: bool, scenario: str) -> int:
             result = records.Result(type=records.RESULT_ERROR, id=case.id, aux=1)
         else:
             ch.begin(case.id)
+            if case.id == int(os.environ.get("FAKE_SLOW_AT", "-1")):
+                time.sleep(30)  # a case that runs long (64 KiB under the plugin, a loaded machine)
             result = result_for(case, classes_of(case.n, clean), case.profile)
         ch.write(result.pack())
         ch.out.flush()

@@ -10,6 +10,7 @@ real executor and hostile RISC-V routines: tests/test_hostile_e2e.py.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,18 @@ def test_pipelined_cases_are_run_ones_and_a_death_midway_ends_only_its_case(monk
     assert [r.id for r in many] == list(range(1, 80))
     assert many[39].classes == CRASH and many[39].id == 40
     assert [r.classes for r in many[:39] + many[40:]] == [r.classes for r in alone[:39] + alone[40:]]
+
+
+def test_run_many_ends_at_its_time_even_amid_a_long_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A triage time is kept while a case runs long: the results so far, the executor
+    stopped, and the next case runs on a fresh one."""
+    monkeypatch.setenv("FAKE_SLOW_AT", "3")
+    with executor.Server(FAKE) as server:
+        started = time.monotonic()
+        got = server.run_many([case(i) for i in range(1, 10)], until=started + 0.5)
+        assert time.monotonic() - started < 5, "it waited for the long case"
+        assert [r.id for r in got] == [1, 2]
+        assert server.run(case(4)).id == 4
 
 
 @pytest.mark.parametrize("jobs", [1, 3])

@@ -16,6 +16,7 @@ and afl-fuzz; about 40 s in all.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -236,9 +237,9 @@ def test_shrink_runs_no_case_twice() -> None:
         seen: list[tuple[int, ...]] = []
         run_many = server.run_many
 
-        def counting(cases: list[records.Case]) -> list[records.Result]:
+        def counting(cases: list[records.Case], until: float = math.inf) -> list[records.Result]:
             seen.extend((c.n, c.src_off, c.src_fault, c.dst_off, c.dst_fault, c.fill, c.disp) for c in cases)
-            return run_many(cases)
+            return run_many(cases, until)
         server.run_many = counting  # type: ignore[method-assign]
         small = shrink(server, "exact", start, "wrong-data", fault_pc_of(result), r.xlen)
     assert small.n < start.n and len(seen) > 100, (small, len(seen))

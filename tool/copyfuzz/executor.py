@@ -18,6 +18,7 @@ what the executor said.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import queue
@@ -302,15 +303,19 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _read(self, size: int) -> tuple[bytes, str | None]:
-        """(size bytes of records, None), or (b"", "eof" | "timeout" | "stopped")."""
+    def _read(self, size: int, until: float = math.inf) -> tuple[bytes, str | None]:
+        """(size bytes of records, None), or (b"", "eof" | "timeout" | "stopped"), or
+        (b"", "late") once time.monotonic() reaches until."""
         assert self.proc is not None
         fd = self.channel.records_r
         deadline = time.monotonic() + self.read_timeout_s
         buf = bytearray()
         while len(buf) < size:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if now >= until:
+                return b"", "late"
+            left = min(deadline, until) - now
+            if deadline <= now:
                 return b"", "timeout"
             ready, _, _ = select.select([fd], [], [], min(left, STOP_POLL_S))
             if not ready:
@@ -354,13 +359,15 @@ class Server:
     def run(self, case: records.Case) -> records.Result:
         return self.run_many([case])[0]
 
-    def run_many(self, cases: list[records.Case]) -> list[records.Result]:
+    def run_many(self, cases: list[records.Case], until: float = math.inf) -> list[records.Result]:
         """run() of each case, in order, the same results; up to PIPELINE cases written
         before their results are read (a round trip per case costs about eight cases'
         time under QEMU). A case that ends the executor is that case's result, as with
-        run(); the cases after it go to a fresh executor; last_death is the last case's."""
+        run(); the cases after it go to a fresh executor; last_death is the last case's.
+        At until (time.monotonic()), the results so far: the executor, maybe amid a long
+        case, is stopped (the next call starts another), as a triage time requires."""
         out: list[records.Result] = []
-        while len(out) < len(cases):
+        while len(out) < len(cases) and time.monotonic() < until:
             batch = cases[len(out):len(out) + PIPELINE]
             self.last_death = None
             if self.proc is None:
@@ -374,7 +381,12 @@ class Server:
                 out.append(self._failed(batch[0], "eof"))
                 continue
             for k, case in enumerate(batch):
-                data, why = self._read(records.RESULT_SIZE)
+                data, why = self._read(records.RESULT_SIZE, until)
+                if why == "late":
+                    assert self.proc is not None
+                    self.proc.kill()
+                    self._end()
+                    return out
                 if why is None and not self.channel.check(data):
                     why = "broke its channel: a record failed its seal check"
                 result = records.Result.unpack(data) if why is None else None

@@ -159,13 +159,17 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
                 copied_at = time.monotonic()
         proc.wait()
     finally:
+        ended = proc.poll() is not None  # at its time, or stopped: what follows is triage
+        if ended:
+            c.engines_stopped()
         taker.stop()  # before the round's processes go: an interrupt waits for its triage
         timer.cancel()
         if proc.poll() is None:  # libFuzzer exits cleanly on SIGTERM; the executor dies with the driver
             procs.stop(proc)
         if jobs > 1:
             procs.kill_group(proc)  # workers of a parent that ended
-        c.engines_stopped()
+        if not ended:
+            c.engines_stopped()
     taker.raise_error()
     if jobs > 1:  # each job logged to fuzz-J.log: add up their last counts
         total = 0
