@@ -36,6 +36,9 @@
  *   [10..13] v (little-endian): memset's fill (the int argument, all 32 bits);
  *          memmove's displacement dst - src = v mod (2*max+1) - max, max =
  *          cf_memmove_max_disp(n) (n + 16 for short copies)
+ *   [14]   bit 0, with COPYFUZZ_GRANULE=16 only: a granule case (granule=16): the
+ *          fault units above are 16-byte MTE tag granules, not pages (k granules,
+ *          the offset's place in its granule)
  * memcpy, memset and memmove routines only get faults at or past the end (any
  * fault inside is a bug by definition; memmove: past both buffers, which share
  * one mapping); clear, memset and memmove have no source side of their own;
@@ -98,15 +101,17 @@ static uint64_t byte_at(const uint8_t *d, size_t size, size_t i)
 	return i < size ? d[i] : 0;
 }
 
-/* n: the side's length (memmove: how far above dst both buffers end). */
+/* n: the side's length (memmove: how far above dst both buffers end); unit: the page,
+ * or a tag granule (the offset then counts from its granule's start). */
 static void decode_side(unsigned mode, uint64_t k, uint64_t n, uint32_t off, int memcpy_kind,
-			uint64_t *fault)
+			uint64_t unit, uint64_t *fault)
 {
-	uint64_t pages = (off + n + CF_PAGE_SIZE - 1) / CF_PAGE_SIZE;
-	if (pages == 0)
-		pages = 1;
+	off %= (uint32_t)unit;
+	uint64_t units = (off + n + unit - 1) / unit;
+	if (units == 0)
+		units = 1;
 	if (memcpy_kind) {
-		*fault = mode >= 2 ? pages * CF_PAGE_SIZE - off : CF_NO_FAULT;
+		*fault = mode >= 2 ? units * unit - off : CF_NO_FAULT;
 		return;
 	}
 	if (mode < 2)
@@ -114,7 +119,7 @@ static void decode_side(unsigned mode, uint64_t k, uint64_t n, uint32_t off, int
 	else if (mode == 2)
 		*fault = 0;
 	else
-		*fault = (1 + k % (pages + 1)) * CF_PAGE_SIZE - off;
+		*fault = (1 + k % (units + 1)) * unit - off;
 }
 
 static void decode(const uint8_t *d, size_t size, struct cf_case *c)
@@ -139,9 +144,12 @@ static void decode(const uint8_t *d, size_t size, struct cf_case *c)
 		c->disp = (int32_t)((int64_t)(v % (2 * max + 1)) - (int64_t)max);
 	}
 	int mc = cf_kind_returns_dst(cf_cfg.kind);
-	decode_side(sides & 3, byte_at(d, size, 8), c->n, c->src_off, mc, &c->src_fault);
+	if (cf_cfg.granule && (byte_at(d, size, 14) & 1))
+		c->granule = (uint8_t)cf_cfg.granule;
+	uint64_t unit = cf_fault_unit(c->granule);
+	decode_side(sides & 3, byte_at(d, size, 8), c->n, c->src_off, mc, unit, &c->src_fault);
 	decode_side((sides >> 2) & 3, byte_at(d, size, 9), cf_memmove_top(c->n, c->disp),
-		    c->dst_off, mc, &c->dst_fault);
+		    c->dst_off, mc, unit, &c->dst_fault);
 	if (!cf_kind_has_src(cf_cfg.kind))
 		c->src_off = 0;
 	if (!cf_kind_src_faults(cf_cfg.kind)) /* no source, or the kernel's */
@@ -165,6 +173,8 @@ static CF_UNCOVERED void print_spec(FILE *f, const struct cf_case *c)
 	fprintf(f, ",dst_off=%u", c->dst_off);
 	if (c->dst_fault != CF_NO_FAULT)
 		fprintf(f, ",dst_fault=%llu", (unsigned long long)c->dst_fault);
+	if (c->granule)
+		fprintf(f, ",granule=%u", (unsigned)c->granule);
 }
 
 static CF_UNCOVERED void print_classes(FILE *f, uint32_t mask)

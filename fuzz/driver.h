@@ -39,6 +39,7 @@ struct cf_driver_cfg {
 	int go_on; /* COPYFUZZ_ON_FINDING=go-on: a finding is written, not aborted on */
 	uint16_t kind, profile;
 	uint64_t max_len, timeout_ms, answer_slack_ms;
+	uint32_t granule; /* COPYFUZZ_GRANULE: 0, or CF_GRANULE_MTE */
 };
 extern struct cf_driver_cfg cf_cfg;
 

@@ -241,6 +241,14 @@ void cf_config_load(const char *argv0)
 	if (cf_cfg.max_len > CF_MAX_LEN)
 		cf_cfg.max_len = CF_MAX_LEN;
 	cf_cfg.timeout_ms = env_ms(CF_ENV_TIMEOUT_MS);
+	const char *granule = cf_env(CF_ENV_GRANULE);
+	if (!strcmp(granule, "16"))
+		cf_cfg.granule = CF_GRANULE_MTE;
+	else if (strcmp(granule, "0") && *granule) {
+		fprintf(stderr, "copyfuzz driver: COPYFUZZ_GRANULE=%s: expected 0 or 16\n",
+			granule);
+		exit(2);
+	}
 	cf_cfg.answer_slack_ms = env_ms(CF_ENV_ANSWER_SLACK_MS);
 }
 

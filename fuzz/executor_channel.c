@@ -245,6 +245,10 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 		argv[k++] = "--channel-fd";
 		argv[k++] = hfd;
 	}
+	if (cf_cfg.granule) {
+		argv[k++] = "--granule";
+		argv[k++] = "16";
+	}
 	argv[k] = NULL;
 	execvp(argv[0], (char **)argv);
 	fprintf(stderr, "copyfuzz driver: cannot run %s: %s\n", argv[0], strerror(errno));

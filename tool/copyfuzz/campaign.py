@@ -158,6 +158,7 @@ class Campaign:
     engine: str
     max_len: int
     until: frozenset[str] = frozenset()  # stop at the first finding of one of these classes
+    granule: int = 0  # --granule 16: inputs may ask for faults at MTE tag granules (COPYFUZZ_GRANULE)
     as_json: bool = False
     executions: int = 0
     elapsed_s: float = 0.0  # from the engines' start to the end of the triage
@@ -291,7 +292,7 @@ class Campaign:
         env = envs.driver_env(executor=self.root / self.routine.elf, kind=self.routine.kind,
                               profile=self.profile, plugin=paths.plugin(self.root), findings=findings,
                               max_len=self.max_len, coverage=coverage_dir, watch_pid=os.getpid(), seen=seen,
-                              qemu=qemu)
+                              qemu=qemu, granule=self.granule or None)
         # The routine's ISA (--isa): qemu-user takes -cpu from QEMU_CPU, which the driver's
         # executor inherits.
         if self.routine.qemu_cpu:
@@ -332,6 +333,11 @@ class Campaign:
         if self.until_met:
             self.untriaged.append(str(path))
         return self.until_met
+
+    def decode(self, data: bytes) -> Spec:
+        """The case an input of this campaign is (as its drivers decode it)."""
+        return dataclasses.replace(fuzzinput.decode(data, self.routine.kind, self.max_len, granule=self.granule),
+                                   routine=self.routine.name)
 
     def spec_of(self, case: records.Case) -> Spec:
         return from_case(self.routine.name, case)
@@ -472,6 +478,8 @@ def seed_corpus(c: Campaign, specs: list[tuple[regressions.Regression, Spec]]) -
         return 0
     seeds: list[tuple[regressions.Regression, Spec, bytes]] = []
     for reg, spec in specs:
+        if spec.granule and not c.granule:  # an input of this campaign cannot ask for it
+            continue
         try:
             seeds.append((reg, spec, fuzzinput.encode(spec)))
         except ValueError:  # a case an input cannot ask for (n above 65535): no seed

@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run under the QEMU plugin and show its counters and any access outside the windows")
     rp.add_argument("--routine", metavar="NAME",
                     help="the routine a raw input FILE (libFuzzer artifact, AFL crash) is decoded for")
+    _granule_option(rp, "a raw input FILE of a `fuzz --granule 16` campaign: decoded as it decoded it")
     _file_options(rp, required=False)
 
     fz = sub.add_parser("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     fz.add_argument("--until", metavar="CLASS[,CLASS]",
                     help="stop at the first finding of one of these classes (e.g. a mutant's own class)")
     fz.add_argument("--json", action="store_true", help="machine-readable output")
+    _granule_option(fz, "arm64, libFuzzer and AFL++: inputs may also ask for faults at 16-byte MTE tag "
+                        "granules anywhere in a page (input byte 14), not only at page boundaries")
     _isa_options(fz)
     _known_options(fz)
 
@@ -251,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="contract to judge by (default: each routine's declared profile)")
     rl.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
                     help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
+    _granule_option(rl, "raw inputs of a `fuzz --granule 16` campaign: decoded as it decoded them")
     rl.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(rl)
     _known_options(rl)
@@ -359,10 +363,13 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                         "(adds load-out-of-bounds, aligned-overread; sees over-reads guard pages miss)")
     p.add_argument("--no-audit", action="store_true",
                    help="skip the static exception-table audit that runs before the sweep")
-    p.add_argument("--granule", type=int, choices=(records.GRANULE_MTE,),
-                   help="arm64: fault boundaries at 16-byte MTE tag granules anywhere in a page (tagged "
-                        "memory, synchronous tag-check faults) instead of at page boundaries")
+    _granule_option(p, "arm64: fault boundaries at 16-byte MTE tag granules anywhere in a page (tagged "
+                       "memory, synchronous tag-check faults) instead of at page boundaries")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _granule_option(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--granule", type=int, choices=(records.GRANULE_MTE,), help=help_text)
 
 
 # Commands whose module is not cmd_<command>.py (run_<command> in it all the same).

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, files, infer, known, records
+from . import build, files, infer, known, records, targets
 from .audit import audit_routine
 from .campaign import Campaign, default_triage_s, regression_specs, report, seed_corpus
 from .errors import CopyfuzzError
@@ -67,6 +67,11 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     if args.engine == "afl":
         if not shutil.which("afl-fuzz"):
             raise CopyfuzzError("--engine afl needs afl-fuzz (AFL++): run 'make deps'")
+    granule = args.granule or 0
+    if granule and args.engine == "hypothesis":
+        raise CopyfuzzError("--granule 16 is for libFuzzer and AFL++ (the driver's inputs ask for granule "
+                            "faults); Hypothesis draws page cases only: sweep --granule 16 covers the rest")
+    targets.require_mte([(routine.name, routine.arch)], granule)
     profile = args.profile or routine.profile
     stem = routine.file_stem
     corpus_dir = args.corpus or Path("corpora") / stem
@@ -83,7 +88,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     build.check_runner(routine.xlen, routine.arch)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)
     c = Campaign(root, routine, profile, seed, corpus_dir, findings_dir, args.regressions, args.engine,
-                 args.max_len, until=until, as_json=args.json)
+                 args.max_len, until=until, as_json=args.json, granule=granule)
     c.audit = audit_routine(root, routine)
     c.baseline = baseline
     c.start()

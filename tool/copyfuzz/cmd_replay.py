@@ -119,7 +119,8 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
             key = _resolve(root, args.routine, cache, args)
             r = cache[key]
             assert isinstance(content, bytes)
-            add(key, dataclasses.replace(fuzzinput.decode(content, r.kind, args.max_len), routine=r.name))
+            add(key, dataclasses.replace(fuzzinput.decode(content, r.kind, args.max_len, granule=args.granule or 0),
+                                         routine=r.name))
         else:
             raw_without_routine.append(path)
     if raw_without_routine:

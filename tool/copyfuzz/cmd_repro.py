@@ -338,7 +338,8 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     name, rest = spec_argument(args)
     routine = _routine(root, args, name)
     if isinstance(rest, bytes):
-        spec = dataclasses.replace(fuzzinput.decode(rest, routine.kind), routine=routine.name)
+        spec = dataclasses.replace(fuzzinput.decode(rest, routine.kind, granule=args.granule or 0),
+                                   routine=routine.name)
     else:
         try:
             spec = parse_fields(routine.name, routine.kind, rest)

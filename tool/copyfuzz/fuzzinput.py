@@ -9,6 +9,9 @@ Layout (every byte string decodes to a valid case; missing bytes are 0):
   [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
   [10..13] v (little-endian): memset's fill (all 32 bits); memmove's displacement
          dst - src = v mod (2*max+1) - max, max = records.memmove_max_disp(n)
+  [14]   bit 0, when the campaign allows granules (COPYFUZZ_GRANULE=16): a granule case,
+         its fault units 16-byte MTE tag granules (k granules, the offset's place in
+         its granule) instead of pages
 memcpy, memset and memmove routines only get faults at or past the end (memmove: past
 both buffers); clear, memset and memmove have no source side of their own;
 copy_from_user's destination and copy_to_user's source (the kernel's) never fault.
@@ -31,23 +34,24 @@ def _byte(data: bytes, i: int) -> int:
     return data[i] if i < len(data) else 0
 
 
-def _pages(n: int, off: int) -> int:
-    return max(1, (off + n + PAGE - 1) // PAGE)
+def _units(n: int, off: int, unit: int) -> int:
+    return max(1, (off % unit + n + unit - 1) // unit)
 
 
-def _side(mode: int, k: int, n: int, off: int, memcpy_kind: bool) -> int | None:
-    pages = _pages(n, off)
+def _side(mode: int, k: int, n: int, off: int, memcpy_kind: bool, unit: int) -> int | None:
+    units, off = _units(n, off, unit), off % unit
     if memcpy_kind:
-        return pages * PAGE - off if mode >= 2 else None
+        return units * unit - off if mode >= 2 else None
     if mode < 2:
         return None
     if mode == 2:
         return 0
-    return (1 + k % (pages + 1)) * PAGE - off
+    return (1 + k % (units + 1)) * unit - off
 
 
-def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str = "") -> Spec:
-    """The case the driver runs for these bytes (COPYFUZZ_KIND=kind, COPYFUZZ_MAX_LEN=max_len)."""
+def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str = "", granule: int = 0) -> Spec:
+    """The case the driver runs for these bytes (COPYFUZZ_KIND=kind, COPYFUZZ_MAX_LEN=max_len,
+    COPYFUZZ_GRANULE=granule)."""
     if kind not in records.KINDS:
         raise ValueError(f"unknown kind {kind!r}")
     max_len = min(max_len, records.MAX_LEN)
@@ -64,30 +68,32 @@ def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str 
         most = records.memmove_max_disp(n)
         disp = v % (2 * most + 1) - most
     mc = kind in records.RETURNS_DST
-    src_fault = _side(sides & 3, _byte(data, 8), n, src_off, mc)
-    dst_fault = _side((sides >> 2) & 3, _byte(data, 9), records.memmove_top(n, disp), dst_off, mc)
+    case_granule = granule if granule and _byte(data, 14) & 1 else 0
+    unit = records.fault_unit(case_granule)
+    src_fault = _side(sides & 3, _byte(data, 8), n, src_off, mc, unit)
+    dst_fault = _side((sides >> 2) & 3, _byte(data, 9), records.memmove_top(n, disp), dst_off, mc, unit)
     if kind not in records.HAS_SRC:
         src_off = 0
     if not records.side_faults(kind, "src"):  # no source, or the kernel's
         src_fault = None
     if not records.side_faults(kind, "dst"):
         dst_fault = None
-    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp)
+    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp, case_granule)
 
 
-def _encode_side(fault: int | None, n: int, off: int, memcpy_kind: bool) -> tuple[int, int]:
+def _encode_side(fault: int | None, n: int, off: int, memcpy_kind: bool, unit: int) -> tuple[int, int]:
     """(mode, k) giving this fault, or ValueError if the layout cannot express it."""
     if fault is None:
         return 0, 0
-    pages = _pages(n, off)
+    units, off = _units(n, off, unit), off % unit
     if memcpy_kind:
-        if fault == pages * PAGE - off:
+        if fault == units * unit - off:
             return 3, 0
-        raise ValueError(f"a memcpy fault can only be at {pages * PAGE - off}, not {fault}")
+        raise ValueError(f"a memcpy fault can only be at {units * unit - off}, not {fault}")
     if fault == 0:
         return 2, 0
-    if (fault + off) % PAGE == 0 and 1 <= (fault + off) // PAGE <= pages + 1:
-        return 3, (fault + off) // PAGE - 1
+    if (fault + off) % unit == 0 and 1 <= (fault + off) // unit <= min(units + 1, 256):
+        return 3, (fault + off) // unit - 1
     raise ValueError(f"a fault at {fault} with offset {off} is not in the input layout's range")
 
 
@@ -102,13 +108,14 @@ def encode(spec: Spec) -> bytes:
     if kernel and getattr(spec, f"{kernel}_fault") is not None:
         raise ValueError(f"a {spec.kind} case never faults on its {kernel} (the kernel's)")
     mc = spec.kind in records.RETURNS_DST
+    unit = records.fault_unit(spec.granule)
     if spec.kind not in records.HAS_SRC:
         src_mode, src_k, src_off = 0, 0, 0
     else:
         src_off = spec.src_off
-        src_mode, src_k = _encode_side(spec.src_fault, spec.n, src_off, mc)
+        src_mode, src_k = _encode_side(spec.src_fault, spec.n, src_off, mc, unit)
     top = records.memmove_top(spec.n, spec.disp)
-    dst_mode, dst_k = _encode_side(spec.dst_fault, top, spec.dst_off, mc)
+    dst_mode, dst_k = _encode_side(spec.dst_fault, top, spec.dst_off, mc, unit)
     v = spec.fill
     if spec.kind == "memmove":
         most = records.memmove_max_disp(spec.n)
@@ -123,6 +130,7 @@ def encode(spec: Spec) -> bytes:
         spec.dst_off & 0xFF, spec.dst_off >> 8,
         src_k, dst_k,
         *v.to_bytes(4, "little"),
+        *([1] if spec.granule else []),  # page cases keep their 14 bytes (corpus names)
     ])
 
 

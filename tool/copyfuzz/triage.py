@@ -140,12 +140,14 @@ def sweep_order(spec: Spec, xlen: int = 64) -> tuple[int, ...]:
     return (spec.n, src[0], dst[0], src[1], dst[1], variant, src[2], dst[2])
 
 
-def _at(f: int) -> int:
-    """The page offset that puts a fault f bytes into the buffer (the guard page's start)."""
-    return (-f) % records.PAGE_SIZE
+def _at(f: int, unit: int = records.PAGE_SIZE) -> int:
+    """The offset that puts a fault f bytes into the buffer (the guard page's start; of a
+    granule case, a tag granule's, the buffer near its page's start as the sweep puts it)."""
+    return (-f) % unit
 
 
-def _side_options(off: int, fault: int | None, period: int) -> list[tuple[int, int | None]]:
+def _side_options(off: int, fault: int | None, period: int,
+                  unit: int = records.PAGE_SIZE) -> list[tuple[int, int | None]]:
     """(offset, fault) of one side at or before the current one in the sweep's order."""
     m = off % period
     out: list[tuple[int, int | None]] = [(m, None), (m, 0)]
@@ -153,14 +155,14 @@ def _side_options(off: int, fault: int | None, period: int) -> list[tuple[int, i
     k_now = (fault - first) // period if fault else 0
     for k in sorted(set(range(min(k_now, _FAULT_STEPS))) | {k_now // 2, k_now // 4}):
         f = first + k * period
-        out.append((_at(f), f))
+        out.append((_at(f, unit), f))
     for m2 in range(m):  # a smaller misalignment, the fault kept about as far in
         if not fault:
             out.append((m2, fault))
         else:
             for k in {0, k_now}:
                 f = _first_position(m2, period) + k * period
-                out.append((_at(f), f))
+                out.append((_at(f, unit), f))
     return out
 
 
@@ -176,6 +178,7 @@ def neighbours(spec: Spec, xlen: int) -> list[Spec]:
     of n, at its misalignment; both sides' faults moved together too), one side's fault
     or misalignment moved earlier, the variant lowered."""
     p = _period(xlen)
+    unit = records.fault_unit(spec.granule)
     n = spec.n
     has_src = spec.kind in records.HAS_SRC
     ns = (set(range(2 * p + 1)) | {n * j // 8 for j in range(1, 8)} | {n - k for k in range(1, p + 1)}
@@ -195,17 +198,17 @@ def neighbours(spec: Spec, xlen: int) -> list[Spec]:
             moved[side] = _same_residue(f - (n - n2), f, p)
             for g in near | kept:
                 if side == "src":
-                    out.append(dataclasses.replace(spec, n=n2, src_off=_at(g), src_fault=g))
+                    out.append(dataclasses.replace(spec, n=n2, src_off=_at(g, unit), src_fault=g))
                 else:
-                    out.append(dataclasses.replace(spec, n=n2, dst_off=_at(g), dst_fault=g))
+                    out.append(dataclasses.replace(spec, n=n2, dst_off=_at(g, unit), dst_fault=g))
         if src_f is not None and dst_f is not None and min(moved.values()) > 0:
-            out.append(dataclasses.replace(spec, n=n2, src_off=_at(moved["src"]), src_fault=moved["src"],
-                                           dst_off=_at(moved["dst"]), dst_fault=moved["dst"]))
+            out.append(dataclasses.replace(spec, n=n2, src_off=_at(moved["src"], unit), src_fault=moved["src"],
+                                           dst_off=_at(moved["dst"], unit), dst_fault=moved["dst"]))
     if has_src:
         out += [dataclasses.replace(spec, src_off=o, src_fault=f)
-                for o, f in _side_options(spec.src_off, spec.src_fault, p)]
+                for o, f in _side_options(spec.src_off, spec.src_fault, p, unit)]
     out += [dataclasses.replace(spec, dst_off=o, dst_fault=f)
-            for o, f in _side_options(spec.dst_off, spec.dst_fault, p)]
+            for o, f in _side_options(spec.dst_off, spec.dst_fault, p, unit)]
     if spec.kind == "memset":
         out += [dataclasses.replace(spec, fill=f) for f in MEMSET_FILLS]
     elif spec.kind == "memmove":

@@ -14,7 +14,6 @@ the class has not been found and time is left.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import signal
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .. import atomic, corpus, envs, fuzzinput, paths
+from .. import atomic, corpus, envs, paths
 from .. import procs as proclib
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
@@ -242,10 +241,6 @@ def run(c: Campaign, jobs: int, host: str | None, show: bool, deadline: float, t
             os.close(fd)
 
 
-def _decode(c: Campaign, data: bytes) -> Spec:
-    return dataclasses.replace(fuzzinput.decode(data, c.routine.kind, c.max_len), routine=c.routine.name)
-
-
 def _filed_under(cls: str) -> Callable[[list[str]], str]:
     return lambda classes: cls if cls in classes else classes[0]
 
@@ -260,7 +255,7 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
         c.take_driver_findings(c.run.path)
         return
     paths_ = list(crashes.values())
-    specs = [_decode(c, p.read_bytes()) for p in paths_]
+    specs = [c.decode(p.read_bytes()) for p in paths_]
     results = c.run_in_time(specs)
     for spec in specs[len(results):]:  # the triage time ran out first
         c.defer([spec], [])

@@ -17,7 +17,6 @@ tool moves each whole input into the corpus.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -27,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .. import corpus, envs, fuzzinput, paths, procs
+from .. import corpus, envs, paths, procs
 from ..campaign import Campaign, clear_status, dead_runs, status_line
 from ..errors import CopyfuzzError
 
@@ -191,9 +190,7 @@ def fuzz_round(c: Campaign, env: dict[str, str], seconds: int, jobs: int,
 
 def handle(c: Campaign, artifact: Path) -> bool:
     """Decode and triage one artifact (triage shrinks it). True if it reproduced."""
-    spec = dataclasses.replace(fuzzinput.decode(artifact.read_bytes(), c.routine.kind, c.max_len),
-                               routine=c.routine.name)
-    return c.triage([spec], artifact) is not None
+    return c.triage([c.decode(artifact.read_bytes())], artifact) is not None
 
 
 def adopt_dead_runs(c: Campaign) -> None:
