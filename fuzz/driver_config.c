@@ -242,13 +242,14 @@ void cf_config_load(const char *argv0)
 		cf_cfg.max_len = CF_MAX_LEN;
 	cf_cfg.timeout_ms = env_ms(CF_ENV_TIMEOUT_MS);
 	const char *granule = cf_env(CF_ENV_GRANULE);
-	if (!strcmp(granule, "16"))
-		cf_cfg.granule = CF_GRANULE_MTE;
-	else if (strcmp(granule, "0") && *granule) {
-		fprintf(stderr, "copyfuzz driver: COPYFUZZ_GRANULE=%s: expected 0 or 16\n",
-			granule);
+	char *end;
+	unsigned long g = strtoul(granule, &end, 10);
+	if (*end || (g != 0 && g != CF_GRANULE_MTE)) {
+		fprintf(stderr, "copyfuzz driver: COPYFUZZ_GRANULE=%s: expected 0 or %d\n", granule,
+			CF_GRANULE_MTE);
 		exit(2);
 	}
+	cf_cfg.granule = (uint32_t)g;
 	cf_cfg.answer_slack_ms = env_ms(CF_ENV_ANSWER_SLACK_MS);
 }
 

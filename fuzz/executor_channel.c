@@ -245,9 +245,11 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 		argv[k++] = "--channel-fd";
 		argv[k++] = hfd;
 	}
+	char gran[12];
 	if (cf_cfg.granule) {
+		snprintf(gran, sizeof gran, "%u", (unsigned)cf_cfg.granule);
 		argv[k++] = "--granule";
-		argv[k++] = "16";
+		argv[k++] = gran;
 	}
 	argv[k] = NULL;
 	execvp(argv[0], (char **)argv);

@@ -111,3 +111,13 @@ def test_granules_are_for_arm64_and_the_drivers_engines(tmp_path: Path, args: tu
                    "--findings", str(tmp_path / "f"))
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("value", ["8", "16x", "-1"])
+def test_the_driver_refuses_a_granule_it_cannot_make(tmp_path: Path, value: str) -> None:
+    env = {**envs.driver_env(executor=paths.executor(ROOT, "arm64/memcpy", 64), kind="memcpy", plugin="",
+                             qemu=build.qemu_command(64, "arm64")[0]), "COPYFUZZ_GRANULE": value}
+    (tmp_path / "in").write_bytes(bytes(15))
+    proc = subprocess.run([str(LIBFUZZER), str(tmp_path / "in")], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and f"COPYFUZZ_GRANULE={value}: expected 0 or 16" in proc.stderr, proc.stderr

@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Callable
 
 from . import atomic, checkfile, infer, paths, targets
 from .errors import CopyfuzzError
+from .files import file_digest
 
 if TYPE_CHECKING:
     from .routines import Routine
@@ -220,24 +221,14 @@ LINK_RECIPE = ("harness/link-executor.sh", "harness/extable-format.sh")
 STAMP_VERSION = 1
 
 
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def _link_fingerprint(root: Path, argv: list[str], env: dict[str, str]) -> str:
     h = hashlib.sha256()
     toolchain = sorted((k, v) for k, v in env.items() if k.startswith("CF_LINK_"))
-    cc = shutil.which(env.get("CF_LINK_CC", "").split()[0] if env.get("CF_LINK_CC", "").split() else "")
-    try:
-        st = os.stat(cc) if cc else None
-    except OSError:
-        st = None
-    identity = [cc, st.st_mtime_ns, st.st_size] if st else None
+    words = env.get("CF_LINK_CC", "").split()
+    cc = shutil.which(words[0]) if words else None  # a compiler upgraded in place changes the stamp too
+    identity = [cc, file_digest(Path(cc))] if cc else None
     harness = argv[argv.index("--") + 1]
-    files = [_digest(root / name) for name in (*LINK_RECIPE, harness)]
+    files = [file_digest(root / name) for name in (*LINK_RECIPE, harness)]
     h.update(json.dumps([STAMP_VERSION, argv, toolchain, identity, files]).encode())
     return h.hexdigest()
 
@@ -259,9 +250,9 @@ def make_prerequisites(text: str) -> list[str] | None:
 def _stamped(root: Path, elf: Path, fingerprint: str) -> bool:
     try:
         stamp = json.loads(Path(f"{elf}.stamp").read_text())
-        if stamp["fingerprint"] != fingerprint or stamp["elf"] != _digest(elf):
+        if stamp["fingerprint"] != fingerprint or stamp["elf"] != file_digest(elf):
             return False
-        return all(_digest(root / name) == digest for name, digest in stamp["deps"].items())
+        return all(file_digest(root / name) == digest for name, digest in stamp["deps"].items())
     except (OSError, ValueError, KeyError, TypeError):
         return False
 
@@ -280,14 +271,14 @@ def _stamp(root: Path, elf: Path, fingerprint: str, deps: Path, started_ns: int)
         for name in dict.fromkeys(names):
             if os.stat(root / name).st_mtime_ns >= started_ns - MTIME_SLACK_NS:
                 return
-            digest = _digest(root / name)
-            if digest is None:
+            digest = file_digest(root / name)
+            if not digest:
                 return
             digests[name] = digest
     except OSError:
         return
-    elf_digest = _digest(elf)
-    if elf_digest is not None:
+    elf_digest = file_digest(elf)
+    if elf_digest:
         atomic.write(Path(f"{elf}.stamp"), json.dumps({"fingerprint": fingerprint, "elf": elf_digest,
                                                         "deps": digests}))
 

@@ -36,6 +36,7 @@ from .checkfile import parse_symbol
 from .cmd_check import build_file_routines
 from .cmd_sweep import RoutineSweep, check_sweep_args, sweep_routines
 from .errors import CopyfuzzError
+from .files import file_digest
 from .findings import FindingsLog
 from .history import Change, Repo
 from .routines import Routine
@@ -132,19 +133,19 @@ class Checker:
         """Everything besides the texts that a result depends on, the tool's build included."""
         a = self.args
         arch = self.build.arch
-        tool = [history.file_digest(self.root / p) for p in (
+        tool = [file_digest(self.root / p) for p in (
             paths.harness_object(paths.REL, targets.get(arch).width(a.xlen), arch), paths.libcfref(paths.REL),
             Path("harness/target.c"), Path("harness/link-executor.sh"), Path("harness/extable-format.sh"))]
         # the kernel headers and glue the version is built against (checkfile.compat_include)
         tool.append(history.tree_digest(self.root / Path(checkfile.compat_include(arch)).parent))
         if a.memcheck:
-            tool.append(history.file_digest(paths.plugin(self.root)))
+            tool.append(file_digest(paths.plugin(self.root)))
         return {
             "version": __version__, "tool": tool, "symbols": self.symbols, "arch": self.build.arch,
             "xlen": targets.get(arch).width(a.xlen),
             "profile": a.profile, "defines": list(self.build.defines), "alternative": self.build.alternative,
             "includes": [[str(Path(i).resolve()), history.tree_digest(Path(i))] for i in self.build.includes],
-            "withs": [[str(Path(w).resolve()), history.file_digest(Path(w))] for w in self.build.withs],
+            "withs": [[str(Path(w).resolve()), file_digest(Path(w))] for w in self.build.withs],
             "defsyms": list(self.build.defsyms), "isa": self.isa.march if self.isa else None,
             "vlen": getattr(a, "vlen", None), "max_len": a.max_len, "min_len": a.min_len,
             "memcheck": a.memcheck, "audit": not a.no_audit, "timeout_ms": a.timeout_ms,

@@ -10,6 +10,7 @@ write error carries no file name of its own: these helpers add it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from contextlib import contextmanager
@@ -91,3 +92,11 @@ def read_input_text(path: Path, option: str, limit: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CopyfuzzError(f"{option} {path}: not a text file (UTF-8)") from None
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's contents ('' if it cannot be read: never equal to a readable one's)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""

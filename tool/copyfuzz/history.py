@@ -31,6 +31,7 @@ from pathlib import Path
 
 from . import atomic
 from .errors import CopyfuzzError
+from .files import file_digest
 
 # Bump when what a cached result holds, or how it is computed, changes.
 CACHE_FORMAT = 1
@@ -256,14 +257,6 @@ def version_key(sources: dict[str, str], main: str, options: dict[str, object]) 
     rel = sorted(("" if p == main else posixpath.relpath(p, base), b) for p, b in sources.items())
     text = json.dumps({"format": CACHE_FORMAT, "sources": rel, "options": options}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file's contents ('' if it cannot be read: the key still differs from a readable one)."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return ""
 
 
 def tree_digest(directory: Path) -> str:

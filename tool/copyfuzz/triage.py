@@ -140,14 +140,13 @@ def sweep_order(spec: Spec, xlen: int = 64) -> tuple[int, ...]:
     return (spec.n, src[0], dst[0], src[1], dst[1], variant, src[2], dst[2])
 
 
-def _at(f: int, unit: int = records.PAGE_SIZE) -> int:
+def _at(f: int, unit: int) -> int:
     """The offset that puts a fault f bytes into the buffer (the guard page's start; of a
     granule case, a tag granule's, the buffer near its page's start as the sweep puts it)."""
     return (-f) % unit
 
 
-def _side_options(off: int, fault: int | None, period: int,
-                  unit: int = records.PAGE_SIZE) -> list[tuple[int, int | None]]:
+def _side_options(off: int, fault: int | None, period: int, unit: int) -> list[tuple[int, int | None]]:
     """(offset, fault) of one side at or before the current one in the sweep's order."""
     m = off % period
     out: list[tuple[int, int | None]] = [(m, None), (m, 0)]
