@@ -336,8 +336,7 @@ class Campaign:
 
     def decode(self, data: bytes) -> Spec:
         """The case an input of this campaign is (as its drivers decode it)."""
-        return dataclasses.replace(fuzzinput.decode(data, self.routine.kind, self.max_len, granule=self.granule),
-                                   routine=self.routine.name)
+        return fuzzinput.decode(data, self.routine.kind, self.max_len, self.routine.name, self.granule)
 
     def spec_of(self, case: records.Case) -> Spec:
         return from_case(self.routine.name, case)

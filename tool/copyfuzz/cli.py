@@ -261,7 +261,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     kernel_options.add_parsers(sub, _int_in)  # the kernel and confirm commands'
 
-
     ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
                         epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "
                                "2 an error (a run that failed, an unreadable result) or bad input")

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 
-
 @dataclass
 class Row:
     """One version of the file: the commit that made it and what checking it gave."""

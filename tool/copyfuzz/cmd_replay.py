@@ -11,7 +11,6 @@ Exit 0 nothing reproduces, 1 a finding reproduces, 2 bad input or build error.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,8 +118,7 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
             key = _resolve(root, args.routine, cache, args)
             r = cache[key]
             assert isinstance(content, bytes)
-            add(key, dataclasses.replace(fuzzinput.decode(content, r.kind, args.max_len, granule=args.granule or 0),
-                                         routine=r.name))
+            add(key, fuzzinput.decode(content, r.kind, args.max_len, r.name, args.granule or 0))
         else:
             raw_without_routine.append(path)
     if raw_without_routine:

@@ -12,7 +12,6 @@ Exit 1 if the case shows a class that is an error under the profile, 0 if not,
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import typing
 from pathlib import Path
@@ -338,8 +337,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     name, rest = spec_argument(args)
     routine = _routine(root, args, name)
     if isinstance(rest, bytes):
-        spec = dataclasses.replace(fuzzinput.decode(rest, routine.kind, granule=args.granule or 0),
-                                   routine=routine.name)
+        spec = fuzzinput.decode(rest, routine.kind, routine=routine.name, granule=args.granule or 0)
     else:
         try:
             spec = parse_fields(routine.name, routine.kind, rest)

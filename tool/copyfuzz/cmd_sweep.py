@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 
-
 @dataclass
 class RoutineSweep:
     """What one routine's (merged) sweep found."""
