@@ -5,20 +5,23 @@ the report, the JSON and the JUnit, and decide the exit status.
 
 Fixture: the mutant fixup-off-by-one, whose every fixup over-reports by one: about 40
 (class, fault pc) pairs, each shrunk from a long case, so that shrinking them all takes
-far longer (about 20 s here) than the 1 s of triage the campaign gets. Needs clang, QEMU
-and afl-fuzz.
+far longer (about 20 s here) than the 1 s of triage the campaign gets. afl-fuzz starts
+from a corpus of cases that fault at many places (its dry run finds most pairs even when a
+loaded machine leaves it a second to fuzz: CI once saw it find too few to outlast the
+triage). Needs clang, QEMU and afl-fuzz.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from copyfuzz import junit, regressions, routines
+from copyfuzz import corpus, fuzzinput, junit, regressions, routines
 from copyfuzz.spec import parse_spec_line
 from copyfuzz.triage import shrink_until
 
@@ -38,9 +41,25 @@ def built() -> None:
     subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
 
 
+def faulting_seeds(directory: Path, count: int = 128) -> None:
+    """Inputs for cases faulting j bytes into a copy, on either side, at every alignment."""
+    r = routines.find(routines.discover(ROOT), MANY)
+    rnd = random.Random(1)
+    directory.mkdir()
+    for k in range(count):
+        side, align = ("src", "dst")[k % 2], k // 2 % 8
+        j = rnd.randrange(200)
+        far = (align + 1) % 8  # the other side's alignment
+        offs = {side: (-j - align) % 4096, "dst" if side == "src" else "src": far}
+        line = f"{MANY}:n={j + rnd.randrange(1, 300)},src_off={offs['src']},dst_off={offs['dst']},{side}_fault={j + align}"
+        corpus.add(directory, fuzzinput.encode(parse_spec_line(line, r)))
+
+
 @pytest.mark.parametrize("engine", ["libfuzzer", "afl"])
 def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engine: str) -> None:
     time_s = AFL_TIME_S if engine == "afl" else TIME_S
+    if engine == "afl":
+        faulting_seeds(tmp_path / "corpus")
     proc = run_cli("fuzz", MANY, "--engine", engine, "--time", str(time_s), "--triage-time", str(TRIAGE_S),
                    "--seed", "1", "--json", "--corpus", str(tmp_path / "corpus"), "--findings",
                    str(tmp_path / "findings"), "--regressions", str(tmp_path / "regressions"), timeout=300)
