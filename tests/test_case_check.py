@@ -36,24 +36,31 @@ def c_check(lib: ctypes.CDLL, case: records.Case, kind: int | None) -> int:
     return int(lib.cf_case_check(ctypes.byref(c)) if kind is None else lib.cf_case_check_for(ctypes.byref(c), kind))
 
 
+# Every strategy is built once, here: Hypothesis validates a strategy the first time it
+# draws from it, and building them per case cost two thirds of this module's time.
 u32 = st.integers(0, 2**32 - 1)
 u64 = st.integers(0, 2**64 - 1)
 offsets = st.one_of(st.just(0), st.integers(0, PAGE - 1), st.sampled_from([PAGE - 1, PAGE, PAGE + 1]), u32)
 
 
 LIMIT_PAGES = records.MAX_FAULT // PAGE  # the last reachable page boundary
+_pages = st.one_of(st.integers(1, 300), st.integers(LIMIT_PAGES - 1, LIMIT_PAGES + 2))
+# (boundary, k): a fault at the k-th boundary past the offset (if that is past it, else at
+# k boundaries); (0, v): a fault at v whatever the offset.
+_fault_shapes = st.one_of(
+    st.just((0, records.NO_FAULT)), st.just((0, 0)),
+    _pages.map(lambda k: (PAGE, k)),  # reachable (if not too far)
+    _pages.map(lambda k: (PAGE, k)),
+    st.sampled_from([records.MAX_FAULT - 1, records.MAX_FAULT, records.MAX_FAULT + 1]).map(lambda v: (0, v)),
+    st.integers(1, 300).map(lambda k: (16, k)),  # granule boundaries
+    st.integers(1, 3 * PAGE).map(lambda v: (0, v)), u64.map(lambda v: (0, v)))
 
 
-@st.composite
-def faults(draw: st.DrawFn, off: int) -> int:
-    pages = st.one_of(st.integers(1, 300), st.integers(LIMIT_PAGES - 1, LIMIT_PAGES + 2))
-    return draw(st.one_of(
-        st.just(records.NO_FAULT), st.just(0),
-        pages.map(lambda k: k * PAGE - off if k * PAGE > off else k * PAGE),  # reachable (if not too far)
-        pages.map(lambda k: k * PAGE - off if k * PAGE > off else k * PAGE),
-        st.sampled_from([records.MAX_FAULT - 1, records.MAX_FAULT, records.MAX_FAULT + 1]),
-        st.integers(1, 300).map(lambda k: k * 16 - off if k * 16 > off else k * 16),  # granule boundaries
-        st.integers(1, 3 * PAGE), u64))
+def fault(draw: st.DrawFn, off: int) -> int:
+    unit, v = draw(_fault_shapes)
+    if not unit:
+        return int(v)
+    return int(v * unit - off if v * unit > off else v * unit)
 
 
 def mostly(value: int, other: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
@@ -61,27 +68,37 @@ def mostly(value: int, other: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
     return st.one_of(st.just(value), st.just(value), st.just(value), other)
 
 
-@st.composite
-def displacements(draw: st.DrawFn, n: int) -> int:
+_near = st.integers(-2, 2)
+_disp_shapes = st.one_of(st.just((0, 0)), _near.map(lambda d: (1, d)), _near.map(lambda d: (-1, d)),
+                         st.integers(-(2**31), 2**31 - 1).map(lambda v: (0, v)))
+
+
+def displacement(draw: st.DrawFn, n: int) -> int:
     """memmove's dst - src: around its limits (n + 16, MAX_LEN - n) and anywhere."""
     edge = min(n + records.MEMMOVE_SLACK, max(0, records.MAX_LEN - n)) if n <= records.MAX_LEN else 0
-    near = st.integers(-2, 2).map(lambda d: edge + d)
-    return draw(st.one_of(st.just(0), near, near.map(lambda d: -d), st.integers(-(2**31), 2**31 - 1)))
+    sign, v = draw(_disp_shapes)
+    return int(sign * (edge + v) if sign else v)
+
+
+_lengths = st.one_of(st.integers(0, 300), st.sampled_from([records.MAX_LEN, records.MAX_LEN + 1]),
+                     st.integers(records.MAX_LEN // 2 - 20, records.MAX_LEN // 2), u64)
+_magics, _fills = mostly(records.CASE_MAGIC, u32), mostly(0, u32)
+_kinds, _profiles = st.integers(0, len(records.KINDS) + 1), mostly(0, st.integers(0, 3))
+_seals = st.one_of(st.just(0), u64)
+_granules = mostly(0, st.sampled_from([records.GRANULE_MTE, records.GRANULE_MTE, 8, 255]))
+_use_disp = st.sampled_from([False, False, False, True])  # mostly(0, disp)
 
 
 @st.composite
 def any_case(draw: st.DrawFn) -> records.Case:
     src_off, dst_off = draw(offsets), draw(offsets)
-    n = draw(st.one_of(st.integers(0, 300), st.sampled_from([records.MAX_LEN, records.MAX_LEN + 1]),
-                       st.integers(records.MAX_LEN // 2 - 20, records.MAX_LEN // 2), u64))
-    disp = draw(displacements(n))
+    n = draw(_lengths)
+    disp = displacement(draw, n)
     return records.Case(
-        magic=draw(mostly(records.CASE_MAGIC, u32)),
-        kind=draw(st.integers(0, len(records.KINDS) + 1)), profile=draw(mostly(0, st.integers(0, 3))),
-        id=draw(u64), n=n, src_off=src_off, dst_off=dst_off, src_fault=draw(faults(src_off)),
-        dst_fault=draw(faults(dst_off)), fill=draw(mostly(0, u32)),
-        disp=draw(mostly(0, st.just(disp))), seal=draw(st.one_of(st.just(0), u64)),
-        granule=draw(mostly(0, st.sampled_from([records.GRANULE_MTE, records.GRANULE_MTE, 8, 255]))))
+        magic=draw(_magics), kind=draw(_kinds), profile=draw(_profiles),
+        id=draw(u64), n=n, src_off=src_off, dst_off=dst_off, src_fault=fault(draw, src_off),
+        dst_fault=fault(draw, dst_off), fill=draw(_fills),
+        disp=disp if draw(_use_disp) else 0, seal=draw(_seals), granule=draw(_granules))
 
 
 seen: set[int] = set()
