@@ -1,6 +1,13 @@
 """`python -m copyfuzz`: see cli.py."""
 
+import os
+import signal
 import sys
+
+# The launcher started Python with Ctrl-C ignored (COPYFUZZ_SIGINT_HELD, fuzz/envs.def):
+# from here on it is a KeyboardInterrupt, which the tool turns into exit 130.
+if os.environ.pop("COPYFUZZ_SIGINT_HELD", None) == "1":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 try:
     from .cli import main
