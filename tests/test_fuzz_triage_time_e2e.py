@@ -50,7 +50,7 @@ def faulting_seeds(directory: Path, count: int = 128) -> None:
         side, align = ("src", "dst")[k % 2], k // 2 % 8
         j = rnd.randrange(200)
         far = (align + 1) % 8  # the other side's alignment
-        offs = {side: (-j - align) % 4096, "dst" if side == "src" else "src": far}
+        offs = {side: (-j - align) % fuzzinput.PAGE, "dst" if side == "src" else "src": far}
         n = j + rnd.randrange(1, 300)
         line = f"{MANY}:n={n},src_off={offs['src']},dst_off={offs['dst']},{side}_fault={j + align}"
         corpus.add(directory, fuzzinput.encode(parse_spec_line(line, r)))
