@@ -45,14 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
-
 from . import decode
 from .decode import CONST, KERNEL, STACK, UNKNOWN, UNKNOWN_VALUE, USER, Insn, Isa, Value
 from .elfinfo import Symbolizer
+from .elfread import SHT_NOBITS, ElfError, ElfImage
 from .errors import CopyfuzzError
 from .records import KERNEL_SIDE, KIND_ARGS, KINDS, RETURNS_DST
 
@@ -149,12 +145,10 @@ def code_around(elf_path: Path, xlen: int, addr: int, before: int = 3, after: in
     """The instructions around addr, from whichever executable section holds it (the
     routine's code, its fixups, any other code section of the file), for reports."""
     try:
-        with elf_path.open("rb") as f:
-            elf = ELFFile(f)
-            blobs = [(sec.data(), sec["sh_addr"]) for sec in elf.iter_sections()
-                     if sec["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and sec["sh_type"] != "SHT_NOBITS"
-                     and sec["sh_addr"] <= addr < sec["sh_addr"] + sec["sh_size"]]
-    except (OSError, ELFError) as e:
+        elf = ElfImage(elf_path)
+        blobs = [(elf.section_data(sec), sec.addr) for sec in elf.sections
+                 if sec.executable and sec.type != SHT_NOBITS and sec.addr <= addr < sec.addr + sec.size]
+    except (OSError, ElfError) as e:
         raise CopyfuzzError(f"cannot read {elf_path}: {e}") from e
     addrs = sorted(decode.for_arch(arch).disassemble(blobs, xlen).items())
     index = next((i for i, (a, _) in enumerate(addrs) if a == addr), None)
@@ -301,27 +295,24 @@ def _read_executor(elf_path: Path, symbol: str, table_format: str, xlen: int) ->
         list[tuple[bytes, int]], list[tuple[str, int, int]], list[tuple[int, int]], list[tuple[int, int]], int | None]:
     """The routine's code (blobs and ranges), its table, the GOT's ranges, the symbol's address."""
     try:
-        with elf_path.open("rb") as f:
-            elf = ELFFile(f)
-            sections = {s.name: s for s in elf.iter_sections()}
-            if TEXT not in sections:
-                raise CopyfuzzError(f"{elf_path}: no {TEXT} section (not a copyfuzz executor?)")
-            code_ranges = []
-            blobs = []
-            for sec in elf.iter_sections():
-                if _is_routine_section(sec.name) and sec["sh_size"]:
-                    blobs.append((sec.data(), sec["sh_addr"]))
-                    code_ranges.append((sec.name, sec["sh_addr"], sec["sh_addr"] + sec["sh_size"]))
-            got = [(sec["sh_addr"], sec["sh_addr"] + sec["sh_size"]) for sec in elf.iter_sections()
-                   if sec.name in GOT]
-            table = sections.get(TABLE)
-            entries_list = read_table(table.data(), table["sh_addr"], table_format, xlen) if table else []
-            entry_addr = None
-            for sec in elf.iter_sections():
-                if isinstance(sec, SymbolTableSection):
-                    for s in sec.get_symbol_by_name(symbol) or []:
-                        entry_addr = s["st_value"]
-    except (OSError, ELFError) as e:
+        elf = ElfImage(elf_path)
+        sections = {s.name: s for s in elf.sections}
+        if TEXT not in sections:
+            raise CopyfuzzError(f"{elf_path}: no {TEXT} section (not a copyfuzz executor?)")
+        code_ranges = []
+        blobs = []
+        for sec in elf.sections:
+            if _is_routine_section(sec.name) and sec.size:
+                blobs.append((elf.section_data(sec), sec.addr))
+                code_ranges.append((sec.name, sec.addr, sec.addr + sec.size))
+        got = [(sec.addr, sec.addr + sec.size) for sec in elf.sections if sec.name in GOT]
+        table = sections.get(TABLE)
+        entries_list = read_table(elf.section_data(table), table.addr, table_format, xlen) if table else []
+        entry_addr = None
+        for s in elf.symbols():
+            if s.name == symbol:
+                entry_addr = s.value
+    except (OSError, ElfError) as e:
         raise CopyfuzzError(f"cannot read {elf_path}: {e}") from e
     return blobs, code_ranges, entries_list, got, entry_addr
 

@@ -22,24 +22,20 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from elftools.common.exceptions import ELFError
-from elftools.dwarf.compileunit import CompileUnit
-from elftools.dwarf.dwarfinfo import DWARFInfo
-from elftools.dwarf.lineprogram import LineProgram
-from elftools.dwarf.ranges import BaseAddressEntry, RangeEntry
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
-
+from .elfread import EM_ARM, STB_GLOBAL, STB_LOCAL, STB_WEAK, STT_FUNC, STT_NOTYPE, ElfError, ElfImage
 from .errors import CopyfuzzError
 
 if TYPE_CHECKING:
+    from elftools.dwarf.compileunit import CompileUnit
+    from elftools.dwarf.dwarfinfo import DWARFInfo
+    from elftools.dwarf.lineprogram import LineProgram
+
     from .routines import Routine
 
 # Among names at one address, the one shown: a sized function over a zero-size one, a
 # function over a label, global over local.
-_TYPE_RANK = {"STT_FUNC": 1, "STT_NOTYPE": 2}
-_BIND_RANK = {"STB_GLOBAL": 0, "STB_WEAK": 1, "STB_LOCAL": 2}
+_TYPE_RANK = {STT_FUNC: 1, STT_NOTYPE: 2}
+_BIND_RANK = {STB_GLOBAL: 0, STB_WEAK: 1, STB_LOCAL: 2}
 
 
 class Symbolizer:
@@ -51,36 +47,30 @@ class Symbolizer:
         self._ranges: list[tuple[int, int, str]] = []
         self._sized: list[tuple[int, int, int, str]] = []  # (start, end, rank, name) of sized functions
         try:
-            with path.open("rb") as f:
-                elf = ELFFile(f)
-                self.is_pie = elf.header["e_type"] == "ET_DYN"
-                code = set()
-                for index, section in enumerate(elf.iter_sections()):
-                    if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR:
-                        code.add(index)
-                        self._ranges.append((section["sh_addr"], section["sh_addr"] + section["sh_size"],
-                                             section.name))
-                self.sections = {s.name: s["sh_addr"] for s in elf.iter_sections()}
-                for section in elf.iter_sections():
-                    if not isinstance(section, SymbolTableSection):
-                        continue
-                    for sym in section.iter_symbols():
-                        kind = sym["st_info"]["type"]
-                        name = sym.name
-                        if kind not in _TYPE_RANK or not name or name[0] in "$." or name.startswith(".L"):
-                            continue
-                        if name.startswith(("__start_", "__stop_")):
-                            continue
-                        if sym["st_shndx"] not in code:
-                            continue
-                        sized = kind == "STT_FUNC" and sym["st_size"] > 0
-                        rank = (0 if sized else _TYPE_RANK[kind]) * 3 + _BIND_RANK.get(sym["st_info"]["bind"], 2)
-                        if name in prefer:
-                            rank = -1
-                        if sized:
-                            self._sized.append((sym["st_value"], sym["st_value"] + sym["st_size"], rank, name))
-                        entries.append((sym["st_value"], rank, name))
-        except (OSError, ELFError) as e:
+            elf = ElfImage(path)
+            self.is_pie = elf.is_pie
+            code = set()
+            for section in elf.sections:
+                if section.executable:
+                    code.add(section.index)
+                    self._ranges.append((section.addr, section.addr + section.size, section.name))
+            self.sections = {s.name: s.addr for s in elf.sections}
+            for sym in elf.symbols():
+                name = sym.name
+                if sym.type not in _TYPE_RANK or not name or name[0] in "$." or name.startswith(".L"):
+                    continue
+                if name.startswith(("__start_", "__stop_")):
+                    continue
+                if sym.shndx not in code:
+                    continue
+                sized = sym.type == STT_FUNC and sym.size > 0
+                rank = (0 if sized else _TYPE_RANK[sym.type]) * 3 + _BIND_RANK.get(sym.bind, 2)
+                if name in prefer:
+                    rank = -1
+                if sized:
+                    self._sized.append((sym.value, sym.value + sym.size, rank, name))
+                entries.append((sym.value, rank, name))
+        except (OSError, ElfError) as e:
             raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
         entries.sort()
         self._ends = {name: hi for lo, hi, _, name in self._sized}
@@ -138,13 +128,10 @@ def symbol_places(path: Path, names: set[str] | tuple[str, ...]) -> dict[str, li
     definition (a local and a global of one spelling are two)."""
     found: dict[str, list[tuple[int, int, int]]] = {}
     try:
-        with path.open("rb") as f:
-            for section in ELFFile(f).iter_sections():
-                if isinstance(section, SymbolTableSection):
-                    for sym in section.iter_symbols():
-                        if sym.name in names and isinstance(sym["st_shndx"], int):
-                            found.setdefault(sym.name, []).append((sym["st_shndx"], sym["st_value"], sym["st_size"]))
-    except (OSError, ELFError) as e:
+        for sym in ElfImage(path).symbols():
+            if sym.name in names and sym.shndx is not None:
+                found.setdefault(sym.name, []).append((sym.shndx, sym.value, sym.size))
+    except (OSError, ElfError) as e:
         raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
     return found
 
@@ -187,6 +174,9 @@ def source_lines(path: Path) -> dict[int, str]:
     of the rows, a third of a small check's time) is not read. Each unit's rows are read
     once per distinct line program: the executors of one file's symbols share its unit,
     and reading a large one took a second a symbol."""
+    from elftools.common.exceptions import ELFError  # DWARF is pyelftools' (elfread.py)
+    from elftools.elf.elffile import ELFFile
+
     out: dict[int, str] = {}
     try:
         with path.open("rb") as f:
@@ -227,6 +217,9 @@ def source_lines(path: Path) -> dict[int, str]:
 def _unit_spans(dwarf: DWARFInfo, cu: CompileUnit) -> list[tuple[int, int]] | None:
     """Where a unit's code is, by its DW_AT_low_pc/high_pc or DW_AT_ranges; None when it
     does not say or it cannot be read (the unit is read then)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.dwarf.ranges import BaseAddressEntry, RangeEntry
+
     attrs = cu.get_top_DIE().attributes
     try:
         if "DW_AT_ranges" in attrs:
@@ -269,15 +262,10 @@ def _unit_lines(program: LineProgram) -> dict[int, str]:
 def is_thumb(path: Path, symbol: str) -> bool:
     """Is symbol a Thumb function of a 32-bit ARM ELF (bit 0 of its address set)?"""
     try:
-        with path.open("rb") as f:
-            elf = ELFFile(f)
-            if elf["e_machine"] != "EM_ARM":
-                return False
-            for section in elf.iter_sections():
-                if isinstance(section, SymbolTableSection):
-                    for sym in section.get_symbol_by_name(symbol) or []:
-                        if sym["st_info"]["type"] == "STT_FUNC" and sym["st_value"] & 1:
-                            return True
-    except (OSError, ELFError) as e:
+        elf = ElfImage(path)
+        if elf.machine != EM_ARM:
+            return False
+        return any(sym.name == symbol and sym.type == STT_FUNC and sym.value & 1 for sym in elf.symbols())
+    except (OSError, ElfError) as e:
         raise CopyfuzzError(f"cannot read ELF {path}: {e}") from e
     return False
