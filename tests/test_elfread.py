@@ -78,3 +78,18 @@ def test_damaged_files_are_an_elf_error_never_another_exception(tmp_path: Path) 
                 image.section_data(s)
         except ElfError:
             pass
+
+
+@pytest.mark.parametrize("path", [p for p in samples() if p.suffix == ".elf"],
+                         ids=lambda p: str(p.relative_to(ROOT / "build")))
+def test_source_lines_by_aranges_are_those_by_each_units_dies(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """source_lines picks the routine's units by .debug_aranges; reading every unit's DIEs
+    (its fallback) must give the same rows."""
+    from copyfuzz import elfinfo
+
+    monkeypatch.setattr(elfinfo, "_LINES", {})
+    fast = elfinfo.source_lines(path)
+    monkeypatch.setattr(elfinfo, "_LINES", {})
+    monkeypatch.setattr(elfinfo, "_aranges", lambda dwarf: {})
+    assert elfinfo.source_lines(path) == fast
+    assert fast, "no rows: the executor has no line table for its routine"
