@@ -6,6 +6,7 @@ real executors run under qemu-riscv64), so they are quick and know their answers
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -111,6 +112,30 @@ def test_every_json_command_is_listed() -> None:
     from copyfuzz.cli import build_parser, json_commands
 
     assert json_commands(build_parser()) == set(JSON_BAD_INPUT)
+
+
+def test_a_start_builds_its_own_commands_options_as_the_full_parser_does() -> None:
+    """main() builds the parser for the command on the line only (build_parser(command)):
+    that command's options, defaults and help are the full parser's; the others are listed."""
+    from copyfuzz.cli import build_parser
+
+    def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(action.choices)
+
+    def shape(parser: argparse.ArgumentParser) -> list[tuple[object, ...]]:
+        rows = [(tuple(a.option_strings), a.dest, a.default, a.help, a.nargs) for a in parser._actions]
+        for name, inner in (commands(parser) if parser._subparsers else {}).items():
+            rows += [(name, *row) for row in shape(inner)]
+        return rows
+
+    full = commands(build_parser())
+    for name in full:
+        one = commands(build_parser(name))
+        assert list(one) == list(full)
+        assert shape(one[name]) == shape(full[name]), name
+        assert len(shape(full[name])) > 1, name  # more than -h
+        assert all(len(shape(one[other])) == 1 for other in one if other != name), name
 
 
 @pytest.mark.parametrize("command", sorted(JSON_BAD_INPUT))

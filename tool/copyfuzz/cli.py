@@ -17,11 +17,10 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn, TextIO
+from typing import Any, Callable, NoReturn, TextIO, cast
 
 from . import envs, infer, records, targets
 from .errors import CopyfuzzError, interrupted, os_error_message
-from .kernel import options as kernel_options
 from .selection import settle_isa
 
 PROG = "copyfuzz"
@@ -63,15 +62,36 @@ def _xlen_option(p: argparse.ArgumentParser) -> None:
                         "(default: the architecture's, 64 for RISC-V)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The options of a command not on this command line: every call is taken and does
+    nothing. The command itself is listed, with its help; a start builds only its own
+    command's options (they were a fifth of every start: docs/perf.md)."""
+
+    def __getattr__(self, name: str) -> Callable[..., "_Unbuilt"]:
+        return lambda *args, **kwargs: self
+
+
+def command_word(argv: list[str]) -> str | None:
+    """The command a command line names: its first word that is not an option (the top
+    level takes no option with a value)."""
+    return next((w for w in argv if not w.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's options, or with `command`, that one's
+    (any other command is listed with its help and takes none)."""
     p = _Parser(prog=PROG, description="Fuzz and differential-test kernel user-copy routines.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    ls = sub.add_parser("list", help="list the routines and mutants")
+    def add_command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        made = sub.add_parser(name, **kwargs)
+        return made if command in (None, name) else cast(argparse.ArgumentParser, _Unbuilt())
+
+    ls = add_command("list", help="list the routines and mutants")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
 
-    sw = sub.add_parser("sweep", help="sweep routines exhaustively (and randomly) against the oracle",
+    sw = add_command("sweep", help="sweep routines exhaustively (and randomly) against the oracle",
                         epilog="exit status: 0 clean (and every mutant caught), 1 findings, audit problems "
                                "or an escaped mutant, 2 bad input or build error")
     sw.add_argument("routines", nargs="*", metavar="ROUTINE",
@@ -81,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="contract to judge by (default: each routine's declared profile)")
     _sweep_options(sw)
 
-    ck = sub.add_parser("check", help="check a kernel-style .S file as it is (build, audit, sweep)",
+    ck = add_command("check", help="check a kernel-style .S file as it is (build, audit, sweep)",
                         epilog="exit status: 0 clean, 1 findings or audit problems, 2 bad input or build error")
     ck.add_argument("file", metavar="FILE.S", help="e.g. linux/arch/riscv/lib/uaccess.S")
     _file_options(ck)
@@ -100,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--confirm-timeout", type=float, default=2.0, metavar="S",
                     help="a call that has not returned after S seconds is a hang (default 2)")
 
-    hs = sub.add_parser("history", help="check a .S file at every commit of a git repository that changed it; bisect",
+    hs = add_command("history", help="check a .S file at every commit of a git repository that changed it; bisect",
                         description="Check PATH as it was at every commit that changed it (renames followed; "
                                     "quoted includes taken from the same commit), one row per commit, results "
                                     "cached by the texts and the options. The repository's work tree and index "
@@ -142,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     hs.add_argument("--no-audit", action="store_true", help="skip the static exception-table audit")
     hs.add_argument("--json", action="store_true", help="machine-readable output")
 
-    au = sub.add_parser("audit", help="static audit of a routine's exception table (Capstone)",
+    au = add_command("audit", help="static audit of a routine's exception table (Capstone)",
                         epilog="exit status: 0 no problems, 1 problems, 2 bad input or build error")
     au.add_argument("target", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     _file_options(au, required=False)
@@ -150,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(au)
 
-    bn = sub.add_parser("bench", help="instructions per byte, accesses and speed of a routine (QEMU plugin)",
+    bn = add_command("bench", help="instructions per byte, accesses and speed of a routine (QEMU plugin)",
                         epilog="exit status: 0 measured, 2 bad input, build error or a case that is not clean")
     bn.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     bn.add_argument("--vs", metavar="ROUTINE2", help="a second routine, measured side by side; adds ratios")
@@ -168,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--csv", action="store_true", help="one CSV row per cell")
     bn.add_argument("--plot", metavar="FILE.png|svg", help="also draw instructions per byte (matplotlib)")
 
-    cv = sub.add_parser("cov", help="per-instruction execution counts of a routine (QEMU plugin), terminal and HTML")
+    cv = add_command("cov", help="per-instruction execution counts of a routine (QEMU plugin), terminal and HTML")
     cv.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
     cv.add_argument("--file", metavar="FILE.S", help="the same as a FILE.S positional (an alias)")
     _file_options(cv, required=False)
@@ -182,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(cv)
 
-    rp = sub.add_parser("repro", help="run one case and explain it",
+    rp = add_command("repro", help="run one case and explain it",
                         epilog="exit status: 0 no error class, 1 an error class under the profile, "
                                "2 bad input or build error")
     rp.add_argument("spec", metavar="SPEC|FILE",
@@ -202,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     _granule_option(rp, "a raw input FILE of a `fuzz --granule 16` campaign: decoded as it decoded it")
     _file_options(rp, required=False)
 
-    fz = sub.add_parser("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
+    fz = add_command("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
                         epilog="exit status: 0 no finding, 1 findings (saved as regression specs) or failures "
                                "not triaged in time, 2 bad input or build error")
     fz.add_argument("routine", nargs="?", metavar="ROUTINE|FILE.S", help="a routine name, or a .S file with --symbol")
@@ -243,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     _isa_options(fz)
     _known_options(fz)
 
-    rl = sub.add_parser("replay", help="re-run saved cases: regression specs, corpora, artifacts",
+    rl = add_command("replay", help="re-run saved cases: regression specs, corpora, artifacts",
                         epilog="exit status: 0 nothing reproduces, 1 a finding reproduces, "
                                "2 bad input or build error")
     rl.add_argument("dir", metavar="DIR", type=Path,
@@ -259,9 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
     _isa_options(rl)
     _known_options(rl)
 
-    kernel_options.add_parsers(sub, _int_in)  # the kernel and confirm commands'
+    from .kernel import options as kernel_options
 
-    ju = sub.add_parser("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
+    kernel_options.add_parsers(sub, _int_in, command)  # the kernel and confirm commands'
+
+    ju = add_command("junit", help="JUnit XML from the --json results of fuzz and replay (for CI)",
                         epilog="exit status: 0 every testcase passed or was skipped, 1 a failure, "
                                "2 an error (a run that failed, an unreadable result) or bad input")
     ju.add_argument("results", nargs="*", type=Path, metavar="RESULT.json",
@@ -423,8 +445,7 @@ def _json_requested(parser: argparse.ArgumentParser, argv: list[str], args: argp
     parsed, else from the words (a usage error under --json is answered in JSON too)."""
     if args is not None:
         return bool(getattr(args, "json", False))
-    command = next((w for w in argv if not w.startswith("-")), None)
-    return "--json" in argv and command in json_commands(parser)
+    return "--json" in argv and command_word(argv) in json_commands(parser)
 
 
 def _report_error(message: str, details: str, as_json: bool, stdout: _NamedStdout) -> None:
@@ -448,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = named
     words = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        parser = build_parser(command_word(words))
     except (KeyboardInterrupt, RuntimeError) as e:
         if not interrupted(e):
             raise

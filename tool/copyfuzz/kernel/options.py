@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import targets
-from . import casedef, source
 
 IntParser = Callable[[int, int], Callable[[str], int]]
 KERNEL_ARCHES = tuple(a.name for a in targets.ARCHES.values() if a.kernel)
@@ -27,6 +26,8 @@ each says what it did. Exit 1 when one shows a finding ("confirmed"), 0 when non
 
 def add_build_options(p: argparse.ArgumentParser, arch_default: str | None = "riscv",
                       arch_help: str = "default riscv") -> None:
+    from . import source  # here: the command line is parsed on every start (cli.build_parser)
+
     p.add_argument("--arch", choices=KERNEL_ARCHES, default=arch_default,
                    help=f"the kernel's architecture: riscv (RV64), arm64 or arm (32-bit ARMv7); {arch_help}")
     src = p.add_mutually_exclusive_group()
@@ -43,6 +44,8 @@ def add_build_options(p: argparse.ArgumentParser, arch_default: str | None = "ri
 
 
 def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
+    from . import casedef
+
     p.add_argument("--syscalls", metavar="LIST",
                    help="which syscalls, comma-separated (default all: docs/kernel-sweep.md lists them)")
     p.add_argument("--max-len", type=int_in(0, 65536), metavar="L",
@@ -68,10 +71,17 @@ def add_sweep_options(p: argparse.ArgumentParser, int_in: IntParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def add_parsers(sub: "argparse._SubParsersAction[Any]",
-                int_in: IntParser) -> None:
+def add_parsers(sub: "argparse._SubParsersAction[Any]", int_in: IntParser, command: str | None = None) -> None:
+    """The kernel and confirm commands; with `command`, the options of that one only (the
+    other is listed with its help: cli.build_parser)."""
     kp = sub.add_parser("kernel", help="build a small kernel, boot it under qemu-system, sweep the syscalls that copy",
                         description="The booted kernel's truth (docs/kernel-sweep.md).")
+    if command in (None, "kernel"):
+        _add_kernel_commands(kp, int_in)
+    add_confirm_parser(sub, int_in, command in (None, "confirm"))
+
+
+def _add_kernel_commands(kp: argparse.ArgumentParser, int_in: IntParser) -> None:
     ks = kp.add_subparsers(dest="kernel_command", metavar="SUBCOMMAND")
     ks.required = True
     kb = ks.add_parser("build", help="build (or find in the cache) a small bootable kernel",
@@ -85,15 +95,16 @@ def add_parsers(sub: "argparse._SubParsersAction[Any]",
                               "that does not boot")
     add_build_options(sw)
     add_sweep_options(sw, int_in)
-    add_confirm_parser(sub, int_in)
 
 
-def add_confirm_parser(sub: "argparse._SubParsersAction[Any]", int_in: IntParser) -> None:
+def add_confirm_parser(sub: "argparse._SubParsersAction[Any]", int_in: IntParser, options: bool = True) -> None:
     cf = sub.add_parser("confirm", help="run a routine-level finding as syscalls on a booted kernel",
                         description=CONFIRM_ABOUT,
                         formatter_class=argparse.RawDescriptionHelpFormatter,
                         epilog="exit status: 0 not reproduced at the syscall level, 1 confirmed, 2 bad input, "
                                "a build error or a kernel that does not boot")
+    if not options:
+        return
     cf.add_argument("spec", metavar="SPEC|FILE",
                     help="FILE.S:SYMBOL:n=N,src_off=..,src_fault=..,dst_off=..,dst_fault=.., or a .spec file")
     cf.add_argument("--kind", choices=("copy", "copy_from_user", "copy_to_user"),
