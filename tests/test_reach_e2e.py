@@ -41,6 +41,28 @@ def test_code_that_never_ran_is_no_clean_verdict(tmp_path: Path) -> None:
     assert "clean where it ran" in out and "dc zva, x8  access" in out and "zva_memset.S:37" in out
 
 
+def test_the_length_that_runs_it_is_found_and_a_sweep_to_it_runs_everything(tmp_path: Path) -> None:
+    """The probe past the sweep: the ZVA path needs two 512-byte blocks, so it first runs
+    at n = 1024 exactly (doubling from 400, then bisection); the case it names runs it; and
+    a sweep to that length runs all of the routine and is clean."""
+    rc, data, err = _check(tmp_path, "--json")
+    assert rc == 0, err
+    (r,) = data["routines"]  # type: ignore[misc]
+    never = {row["insn"]: row for row in r["ran"]["never_ran"]}
+    assert {row["runs_from_n"] for row in never.values()} == {1024}, never
+    assert r["ran"]["probe"]["lengths"][0] == 400 and r["ran"]["probe"]["stopped"] is None
+    spec = never["dc zva, x8"]["runs_in"]
+    assert spec.startswith(f"{ZVA}:cf_zva_memset:n=1024,fill=0x0"), spec
+    rc, text, _ = _check(tmp_path)
+    assert "dc zva, x8  access  (first ran at n=1024)" in str(text["text"])
+    assert "ran 11 of 11: sweep with --max-len 1024 to judge them" in str(text["text"])
+    proc = run_cli("check", ZVA, "--symbol", "cf_zva_memset", "--max-len", "1024", "--json",
+                   "--findings", str(tmp_path / "f"))
+    assert proc.returncode == 0, proc.stderr
+    (r,) = json.loads(proc.stdout)["routines"]
+    assert r["verdict"] == "clean" and r["ran"]["never_ran"] == [] and r["ran"]["probe"] is None
+
+
 def test_another_qemu_cpu_reaches_it(tmp_path: Path) -> None:
     rc, data, err = _check(tmp_path, "--json", "--cpu", "cortex-a72")
     assert rc == 0, err
@@ -59,6 +81,9 @@ def test_other_code_that_never_ran_is_listed_and_leaves_it_clean(tmp_path: Path)
     (r,) = json.loads(proc.stdout)["routines"]
     assert r["verdict"] == "clean" and r["ran"]["accesses_never_ran"] == 0 and r["ran"]["fixups_never_ran"] == 0
     assert [row["insn"] for row in r["ran"]["never_ran"]] == ["c.li a0, 0", "c.jr ra"]
+    # no length runs it: the probe says so, up to its cap
+    assert [row["runs_from_n"] for row in r["ran"]["never_ran"]] == [None, None]
+    assert r["ran"]["probe"]["lengths"][-1] == 65536 and r["ran"]["probe"]["cases"] > 40
 
 
 def test_the_fixups_counted_are_the_routines_own_and_not_measured_is_said(tmp_path: Path) -> None:
@@ -101,3 +126,20 @@ def test_one_decode_serves_several_audits_and_none_sees_anothers_origins() -> No
     assert [[(i.addr, i.origin) for i in a.listing if i.access] for a in kept] == \
         [alone["copy_from_user"], alone["copy_to_user"]]
     assert len(audit._DECODED) == 1
+
+
+def test_a_finding_of_the_probe_is_a_finding(tmp_path: Path) -> None:
+    """Our memcpy with a path of its own from 4096 bytes, wrong there only: swept to 64 it
+    never runs, the probe runs it and its case is a finding (exit 1, written, replayable)."""
+    path = "tests/fixtures/outside/long_path.S"
+    proc = run_cli("check", path, "--symbol", "cf_long_memcpy:memcpy", "--max-len", "64", "--json",
+                   "--findings", str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    (r,) = json.loads(proc.stdout)["routines"]
+    assert set(r["findings"]) == {"wrong-data"} and r["ran"]["probe"]["findings"]["wrong-data"] > 0
+    assert {row["runs_from_n"] for row in r["ran"]["never_ran"]} == {4096}
+    spec = r["reproducers"]["wrong-data"]
+    assert spec.endswith(":n=4096,src_off=0,dst_off=0"), spec
+    assert spec in "".join(p.read_text() for p in tmp_path.rglob("*.jsonl"))
+    repro = run_cli("repro", spec, "--kind", "memcpy", "--json")
+    assert repro.returncode == 1 and "wrong-data" in json.loads(repro.stdout)["classes"], repro.stderr

@@ -23,7 +23,7 @@ from .executor import NewClassCase
 from .findings import FindingsLog
 from .known import Entry as KnownEntry
 from .plugin import PluginMemory
-from .reach import Reach, reach
+from .reach import Probe, Reach, probe_lengths, probe_shapes, reach
 from .routines import Routine
 from .selection import bundled_routines, runnable
 from .spec import format_spec, from_case
@@ -358,11 +358,75 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
                        else shared_sweep(results[first], routine, log))
     for r in results:
         r.audit = audits.get(r.routine.name)
-        r.ended = ending_signals(root, r)
-        refuse_unrunnable(r)
         if r.audit is not None and r.executed is not None:
             r.reach = reach(r.audit, r.executed, source_lines(root / r.routine.elf))
+            if not r.reach.complete and r.same_code_as is None:
+                probe_past_the_sweep(root, args, r, log)
+        r.ended = ending_signals(root, r)
+        refuse_unrunnable(r)
     return results
+
+
+def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, log: FindingsLog) -> None:
+    """Where what the sweep never ran does run (reach.probe_shapes at each probe length):
+    under the plugin, the first probe case that ran each address, its n narrowed down by
+    bisection between the length before (which did not run it) and its own. A probe case
+    with a finding is one, as in the sweep: counted, its reproducer on disk first."""
+    assert r.reach is not None
+    kind, profile = r.routine.kind, r.profile
+    lengths = probe_lengths(r.max_len)
+    r.reach.probe = probe = Probe(lengths, routine=r.routine.name)
+    argv = executor.executor_argv(root, r.routine.elf, build.routine_prefix(r.routine))
+    with PluginMemory(root, r.routine.xlen, r.routine.arch, memcheck=False) as plugin, \
+            executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
+
+        def run(case: records.Case) -> set[int] | None:
+            """The addresses the case ran; None when it crashed or hung the executor (the
+            probe stops: each such case would cost a restart or a timeout)."""
+            before = plugin.insn_counts()
+            case = replace(case, id=probe.cases)
+            result = server.run(case)
+            probe.cases += 1
+            classes = records.class_names(result.classes)
+            for cls in filter(r.is_error, classes):
+                if cls not in r.reproducers:
+                    log.write(r.routine, r.profile, cls, case, result)
+                    r.reproducers[cls] = executor.NewClassCase(case, result)
+                r.counts[cls] = r.counts.get(cls, 0) + 1
+                probe.findings[cls] = probe.findings.get(cls, 0) + 1
+            died = {"crash", "hang"} & set(classes)
+            if died:
+                probe.stopped = f"{'/'.join(sorted(died))} at n={case.n}"
+                return None
+            return {addr for addr, count in plugin.insn_counts().items() if count > before.get(addr, 0)}
+
+        seen = set(r.executed or ())
+        below = r.max_len  # every shape ran at every n up to here (the sweep), or at `below` (the probe)
+        for n in lengths:
+            for j, case in enumerate(probe_shapes(kind, profile, n)):
+                ran = run(case)
+                if ran is None:
+                    return
+                new = ran - seen
+                if not new:
+                    continue
+                lo, hi, first, first_ran = below, n, case, new
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    shapes = probe_shapes(kind, profile, mid)
+                    if j >= len(shapes):
+                        break
+                    got = run(shapes[j])
+                    if got is None:
+                        return
+                    if got & new:
+                        hi, first, first_ran = mid, shapes[j], got & new
+                    else:
+                        lo = mid
+                for addr in new:
+                    probe.first[addr] = first if addr in first_ran else case
+                seen |= new
+            below = n
 
 
 # A command's addition to the report, from the sweep's results: a JSON key and its value,
@@ -611,11 +675,32 @@ def _print_never_ran(console: Console, r: RoutineSweep) -> None:
     shown = (first + [i for i in missed if i not in first])[:NEVER_RAN_SHOWN]
     for i in sorted(shown, key=lambda i: i.addr):
         what = r.reach.noun if i.addr in r.reach.user else "fixup" if i.addr in r.reach.fixups else ""
+        n = r.reach.runs_from(i.addr)
         emit(console, f"  {i.addr:#x} {escape(where(sym, i.addr))} {escape(r.reach.lines.get(i.addr, ''))}  "
-                      f"{escape(f'{i.mnemonic} {i.op_str}'.strip())}  {what}".rstrip())
+                      f"{escape(f'{i.mnemonic} {i.op_str}'.strip())}  {what}".rstrip()
+                      + (f"  (first ran at n={n})" if n is not None else ""))
     if len(missed) > len(shown):
         emit(console, f"  ... and {len(missed) - len(shown)} more (--json lists them all)")
-    emit(console, f"  {REACH_MORE.get(r.routine.arch, 'a longer --max-len may reach them')}")
+    emit(console, f"  {probe_line(r.reach)}")
+    if any(r.reach.runs_from(i.addr) is None for i in missed):
+        emit(console, f"  {REACH_MORE.get(r.routine.arch, 'a longer --max-len may reach them')}")
+
+
+def probe_line(reach: Reach) -> str:
+    """What the probe past the sweep ran of what the sweep did not, and the --max-len that
+    would judge it."""
+    probe = reach.probe
+    if probe is None:
+        return "no probe past the sweep ran (another name's sweep: see it)"
+    span = f"n = {probe.lengths[0]}..{probe.lengths[-1]}" if probe.lengths else "no longer n"
+    stopped = f", stopped by a {probe.stopped}" if probe.stopped else ""
+    firsts = [n for n in (reach.runs_from(i.addr) for i in reach.missed) if n is not None]
+    found = "".join(f"; {cls} in {count} of them" for cls, count in probe.findings.items())
+    what = f"a probe past the sweep ({span}, {plural(probe.cases, 'case')}{stopped}{found})"
+    if not firsts:
+        return f"{what} ran none of them either"
+    return (f"{what} ran {len(firsts)} of {len(reach.missed)}: sweep with --max-len {max(firsts)} "
+            "to judge them")
 
 
 def args_lengths(r: RoutineSweep) -> str:

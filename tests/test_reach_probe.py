@@ -1,0 +1,46 @@
+"""The probe past a sweep's lengths (reach.probe_cases): cases the executor takes, the
+sides that fault, the values that pick other paths. No executor here (test_reach_e2e.py
+runs it)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from copyfuzz import reach, records
+
+
+def test_lengths_double_from_past_the_sweep_to_the_cap() -> None:
+    assert reach.probe_lengths(200) == (400, 800, 1600, 3200, 6400, 12800, 25600, 51200)
+    assert reach.probe_lengths(256)[0] == 512 and reach.probe_lengths(256)[-1] == reach.PROBE_MAX_N
+    assert reach.probe_lengths(reach.PROBE_MAX_N) == ()
+
+
+@pytest.mark.parametrize("kind", records.KINDS)
+def test_every_probe_case_is_one_the_executor_takes(kind: str) -> None:
+    cases = reach.probe_cases(kind, "exact", reach.probe_lengths(64))
+    assert cases and [c.id for c in cases] == list(range(len(cases)))
+    assert len({replace(c, id=0) for c in cases}) == len(cases)  # no case twice
+    for c in cases:
+        assert records.case_check(c, records.KINDS.index(kind)) == records.CASE_OK, c
+    assert {c.n for c in cases} == set(reach.probe_lengths(64))
+
+
+@pytest.mark.parametrize("kind", records.KINDS)
+def test_a_fault_halfway_on_each_side_that_faults_and_none_on_the_kernel_side(kind: str) -> None:
+    cases = reach.probe_cases(kind, "linux", (1024,))
+    faulting = {side for c in cases for side in ("src", "dst") if getattr(c, f"{side}_fault") != records.NO_FAULT}
+    sides = {"src", "dst"} if kind in records.HAS_SRC else {"dst"}
+    assert faulting == (set() if kind == "memmove" else sides - {records.KERNEL_SIDE.get(kind)})
+    if kind == "memmove":  # one mapping for both buffers: no guard of its own
+        assert faulting == set()
+        return
+    assert {getattr(c, f"{s}_fault") for c in cases for s in faulting} - {records.NO_FAULT} == {
+        1024 if kind in records.RETURNS_DST else 512}  # a kind with no fixups: the guard past the end
+    assert any(c.src_off == 0 and c.dst_off == 0 and c.dst_fault == records.NO_FAULT for c in cases)
+    assert any((c.src_off or c.dst_off) and c.dst_fault == c.src_fault == records.NO_FAULT for c in cases)
+
+
+def test_memset_probes_a_zero_and_another_fill_and_memmove_both_ways() -> None:
+    assert {c.fill for c in reach.probe_cases("memset", "linux", (4096,))} == {0, 0xA5}
+    assert {c.disp > 0 for c in reach.probe_cases("memmove", "linux", (4096,))} == {True, False}
