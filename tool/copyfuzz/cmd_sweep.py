@@ -380,10 +380,13 @@ def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, 
     with PluginMemory(root, r.routine.xlen, r.routine.arch, memcheck=False) as plugin, \
             executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
 
+        targets = {i.addr for i in r.reach.missed}
+
         def run(case: records.Case) -> set[int] | None:
-            """The addresses the case ran; None when it crashed or hung the executor (the
-            probe stops: each such case would cost a restart or a timeout)."""
-            before = plugin.insn_counts()
+            """The addresses of what the sweep never ran that the case ran; None when it
+            crashed or hung the executor (the probe stops: each such case would cost a
+            restart or a timeout)."""
+            before = plugin.counts_at(targets)
             case = replace(case, id=probe.cases)
             result = server.run(case)
             probe.cases += 1
@@ -398,9 +401,9 @@ def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, 
             if died:
                 probe.stopped = f"{'/'.join(sorted(died))} at n={case.n}"
                 return None
-            return {addr for addr, count in plugin.insn_counts().items() if count > before.get(addr, 0)}
+            return {addr for addr, count in plugin.counts_at(targets).items() if count > before[addr]}
 
-        seen = set(r.executed or ())
+        seen: set[int] = set()
         below = r.max_len  # every shape ran at every n up to here (the sweep), or at `below` (the probe)
         for n in lengths:
             for j, case in enumerate(probe_shapes(kind, profile, n)):
