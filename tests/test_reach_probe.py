@@ -44,3 +44,14 @@ def test_a_fault_halfway_on_each_side_that_faults_and_none_on_the_kernel_side(ki
 def test_memset_probes_a_zero_and_another_fill_and_memmove_both_ways() -> None:
     assert {c.fill for c in reach.probe_cases("memset", "linux", (4096,))} == {0, 0xA5}
     assert {c.disp > 0 for c in reach.probe_cases("memmove", "linux", (4096,))} == {True, False}
+
+
+def test_an_address_slot_is_the_inverse_of_a_slot_address() -> None:
+    """The probe reads the counts of a few addresses (PluginMemory.counts_at) by their slots."""
+    from copyfuzz import plugin
+
+    s = plugin.Shm(code_lo=0x10000, code_hi=0x10000 + 2 * 5000, fixup_lo=0x40000, fixup_hi=0x40000 + 2 * 5000)
+    for slot in range(plugin.INSN_SLOTS):
+        assert plugin.address_slot(s, plugin.slot_address(s, slot)) == slot
+    assert plugin.address_slot(s, 0x40000 + 2 * 4000) is None  # past the slots
+    assert plugin.address_slot(s, 0x20000) is None and plugin.address_slot(s, 0xFFFF) is None
