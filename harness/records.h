@@ -15,8 +15,8 @@
  * All fields are little-endian, fixed width, no padding the compiler could
  * choose: sizes are asserted below.
  *
- * Mirrored in tool/copyfuzz/records.py (a test compares both layouts) and
- * documented in docs/formats.md.
+ * tool/copyfuzz/records.py reads the layouts from the X-macros below (and
+ * mirrors the constants; a test compares them); documented in docs/formats.md.
  */
 #ifndef CF_RECORDS_H
 #define CF_RECORDS_H
@@ -121,8 +121,9 @@ enum cf_class { CF_CLASSES(CF_X_BIT) };
 /*
  * Record layouts: one X(type, name, dims, "meaning") per field, in wire order;
  * dims is empty or an array bound. The structs below are built from these
- * lists, tests/c/layout_dump.c prints them, and tests/test_records.py checks
- * tool/copyfuzz/records.py (names, offsets, sizes, widths) against that dump.
+ * lists, tool/copyfuzz/records.py reads them (records.c_layout: keep one X(...) a
+ * field, the bound a number or a #define of this file), tests/c/layout_dump.c prints
+ * them, and tests/test_records.py checks what Python made of them against that dump.
  */
 #define CF_X_FIELD(type, name, dims, about) type name dims;
 

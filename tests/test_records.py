@@ -10,6 +10,7 @@ import re
 import shutil
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -232,3 +233,22 @@ def test_the_profile_names_are_one_list() -> None:
     assert int(count) == len(records.PROFILES)
     for i, name in enumerate(records.PROFILES):
         assert re.search(rf"CF_PROFILE_{name.upper()} = {i},", header), name
+
+
+def test_layouts_are_read_from_the_c_x_macros(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """records.py spells no layout: it reads each from its X-macro (the C compiler's view
+    is checked above). An array bound is a #define; a type or a bound it cannot read, or
+    a missing macro, is one error naming the file."""
+    from copyfuzz.errors import CopyfuzzError
+
+    assert dict(records.CONTROL_LAYOUT)["counts"] == f"{records.CONTROL_COUNTS}Q"
+    (tmp_path / "t.h").write_text(
+        "#define N_SLOTS 3u\n#define CF_T_FIELDS(X) \\\n\tX(uint16_t, a, , \"x, y\") \\\n"
+        "\tX(int64_t, b, [N_SLOTS], \"z\") \\\n\tX(uint8_t, c, [2], \"w\")\n"
+        "#define CF_BAD_FIELDS(X) X(float, f, , \"\")\n#define CF_BOUND_FIELDS(X) X(uint8_t, g, [M], \"\")\n")
+    monkeypatch.setattr(records, "HARNESS", tmp_path)
+    assert records.c_layout("t.h", "CF_T_FIELDS") == (("a", "H"), ("b", "3q"), ("c", "2B"))
+    for macro, needle in (("CF_BAD_FIELDS", "type float"), ("CF_BOUND_FIELDS", "bound M"),
+                          ("CF_NONE_FIELDS", r"no #define CF_NONE_FIELDS\(X\)")):
+        with pytest.raises(CopyfuzzError, match=needle):
+            records.c_layout("t.h", macro)
