@@ -41,52 +41,77 @@
 #define CF_VIOL_LOAD_OOB 2u /* a load touched a byte outside the src window */
 #define CF_VIOL_OVERREAD 4u /* a naturally aligned load sharing its word with the src window */
 
-struct cf_plugin_violation {
-	uint64_t pc, addr, size;
-};
+/* The layouts: X(type, name, dims, "meaning") per field, as in records.h; the tool reads
+ * them (tool/copyfuzz/cheader.py, plugin.py) and tests/c/plugin_abi_dump.c prints the
+ * compiler's offsets for tests/test_plugin_e2e.py. */
+#define CF_X_FIELD(type, name, dims, about) type name dims;
 
-struct cf_plugin_case {
-	/* written by the plugin while the routine runs */
-	uint64_t insns; /* instructions executed in the routine's code */
-	uint64_t loads, stores; /* memory accesses (each vector element counts) */
-	uint64_t bytes_loaded, bytes_stored;
-	uint64_t misaligned; /* accesses whose address is not a multiple of their size */
-	uint64_t taken; /* control transfers to anything but the next instruction */
-	uint64_t viol; /* CF_VIOL_* bits */
-	struct cf_plugin_violation store_oob, load_oob, overread; /* the first of each */
-	uint64_t last_pc; /* plugin state: previous instruction, for edges and taken */
-	uint64_t last_size;
-	uint64_t edges_hit; /* distinct edge-map bytes set this case */
-	/* vector (RVV) instructions, decoded by the plugin from their encoding: any OP-V
-	 * (vsetvli and arithmetic), and the loads and stores (LOAD-FP/STORE-FP with a
-	 * vector width), whose element accesses QEMU reports one callback each */
-	uint64_t vinsns; /* vector instructions executed, loads and stores included */
-	uint64_t vmem_insns; /* vector loads and stores executed */
-	uint64_t velems; /* elements they accessed (vl per unit-stride access, active ones) */
-	uint64_t vbytes_loaded, vbytes_stored; /* bytes they moved (elements x element width) */
-};
+#define CF_PLUGIN_VIOLATION_FIELDS(X)                    \
+	X(uint64_t, pc, , "the access's instruction")    \
+	X(uint64_t, addr, , "the first byte it touched") \
+	X(uint64_t, size, , "how many bytes it touched")
+
+typedef struct cf_plugin_violation {
+	CF_PLUGIN_VIOLATION_FIELDS(CF_X_FIELD)
+} cf_plugin_violation_t;
+
+/* Written by the plugin while the routine runs. The vector (RVV) counts are decoded by
+ * the plugin from the encoding: any OP-V (vsetvli and arithmetic), and the loads and
+ * stores (LOAD-FP/STORE-FP with a vector width), whose element accesses QEMU reports one
+ * callback each. */
+#define CF_PLUGIN_CASE_FIELDS(X)                                                                 \
+	X(uint64_t, insns, , "instructions executed in the routine's code")                      \
+	X(uint64_t, loads, , "memory loads (each vector element counts)")                        \
+	X(uint64_t, stores, , "memory stores (each vector element counts)")                      \
+	X(uint64_t, bytes_loaded, , "bytes loaded")                                              \
+	X(uint64_t, bytes_stored, , "bytes stored")                                              \
+	X(uint64_t, misaligned, , "accesses whose address is not a multiple of their size")      \
+	X(uint64_t, taken, , "control transfers to anything but the next instruction")           \
+	X(uint64_t, viol, , "CF_VIOL_* bits")                                                    \
+	X(cf_plugin_violation_t, store_oob, , "the first store outside the dst window")          \
+	X(cf_plugin_violation_t, load_oob, , "the first load outside the src window")            \
+	X(cf_plugin_violation_t, overread, , "the first aligned load sharing a word with src")   \
+	X(uint64_t, last_pc, , "plugin state: the previous instruction, for edges and taken")    \
+	X(uint64_t, last_size, , "plugin state: its size")                                       \
+	X(uint64_t, edges_hit, , "distinct edge-map bytes set this case")                        \
+	X(uint64_t, vinsns, , "vector instructions executed, loads and stores included")         \
+	X(uint64_t, vmem_insns, , "vector loads and stores executed")                            \
+	X(uint64_t, velems, , "elements they accessed (vl per unit-stride access, active ones)") \
+	X(uint64_t, vbytes_loaded, , "bytes vector loads moved (elements x element width)")      \
+	X(uint64_t, vbytes_stored, , "bytes vector stores moved")
+
+typedef struct cf_plugin_case {
+	CF_PLUGIN_CASE_FIELDS(CF_X_FIELD)
+} cf_plugin_case_t;
+
+#define CF_PLUGIN_SHM_FIELDS(X)                                                                  \
+	X(uint32_t, magic, , "the executor sets it, the plugin checks it")                       \
+	X(uint32_t, version, , "CF_PLUGIN_VERSION: the executor sets it, the plugin checks it")  \
+	X(uint64_t, plugin_ready, , "the plugin sets CF_PLUGIN_MAGIC once installed")            \
+	X(uint64_t, code_lo, , "executor, once: the routine's code (cf_target_text)")            \
+	X(uint64_t, code_hi, , "its end")                                                        \
+	X(uint64_t, fixup_lo, , "executor, once: its .fixup section, or 0")                      \
+	X(uint64_t, fixup_hi, , "its end, or 0")                                                 \
+	X(uint64_t, seq, , "executor, per case")                                                 \
+	X(uint64_t, src_lo, , "loads may touch these bytes")                                     \
+	X(uint64_t, src_hi, , "their end")                                                       \
+	X(uint64_t, dst_lo, , "stores may touch these bytes")                                    \
+	X(uint64_t, dst_hi, , "their end")                                                       \
+	X(uint64_t, stack_lo, , "the routine's own stack: loads and stores allowed")             \
+	X(uint64_t, stack_hi, , "its end")                                                       \
+	X(cf_plugin_case_t, now, , "per case, zeroed by the executor")                           \
+	X(uint8_t, edges, [CF_COV_MAP_SIZE], "per case, zeroed by the executor")                 \
+	X(uint64_t, cases, , "cumulative: cases run with the plugin")                            \
+	X(uint64_t, insn_count, [CF_INSN_SLOTS],                                                 \
+	  "cumulative, by (pc - code_lo) / 2, code then fixup")                                  \
+	X(uint64_t, extable_hits, [CF_EXTABLE_SLOTS],                                            \
+	  "cumulative, by table entry index (executor)")                                         \
+	X(uint8_t, insn_flow, [CF_INSN_SLOTS], "cumulative CF_FLOW_* bits, slots as insn_count") \
+	X(uint64_t, data_lo, , "executor, once: the routine's own data (cf_target_data), or 0")  \
+	X(uint64_t, data_hi, , "its end; loads from it are no violation (stores are)")
 
 struct cf_plugin_shm {
-	uint32_t magic, version; /* executor sets, plugin checks */
-	uint64_t plugin_ready; /* plugin sets to CF_PLUGIN_MAGIC once installed */
-	/* set by the executor once */
-	uint64_t code_lo, code_hi; /* the routine's code (cf_target_text) */
-	uint64_t fixup_lo, fixup_hi; /* its .fixup section, or 0, 0 */
-	/* set by the executor per case */
-	uint64_t seq;
-	uint64_t src_lo, src_hi; /* loads may touch these bytes */
-	uint64_t dst_lo, dst_hi; /* stores may touch these bytes */
-	uint64_t stack_lo, stack_hi; /* the routine's own stack: loads and stores allowed */
-	struct cf_plugin_case now; /* per case, zeroed by the executor */
-	uint8_t edges[CF_COV_MAP_SIZE]; /* per case, zeroed by the executor */
-	/* cumulative */
-	uint64_t cases; /* cases run with the plugin */
-	uint64_t insn_count[CF_INSN_SLOTS]; /* by (pc - code_lo) / 2, code then fixup */
-	uint64_t extable_hits[CF_EXTABLE_SLOTS]; /* by table entry index (executor) */
-	uint8_t insn_flow[CF_INSN_SLOTS]; /* CF_FLOW_* bits, slots as insn_count */
-	/* set by the executor once: the routine's own data (cf_target_data), or 0, 0;
-	 * loads from it are no violation (stores are) */
-	uint64_t data_lo, data_hi;
+	CF_PLUGIN_SHM_FIELDS(CF_X_FIELD)
 };
 
 /*
@@ -99,12 +124,19 @@ struct cf_plugin_shm {
 #define CF_SNAPSHOT_MAGIC 0x31534643u /* "CFS1" */
 #define CF_SLOT_RAN 4u /* snapshot slot bit: executed; CF_FLOW_* below it */
 
+#define CF_COV_SNAPSHOT_FIELDS(X)                                    \
+	X(uint32_t, magic, , "CF_SNAPSHOT_MAGIC")                    \
+	X(uint32_t, version, , "CF_PLUGIN_VERSION")                  \
+	X(uint64_t, code_lo, , "as the shared memory's")             \
+	X(uint64_t, code_hi, , "")                                   \
+	X(uint64_t, fixup_lo, , "")                                  \
+	X(uint64_t, fixup_hi, , "")                                  \
+	X(uint64_t, cases, , "cases run with the plugin")            \
+	X(uint8_t, slot, [CF_INSN_SLOTS], "CF_SLOT_RAN | CF_FLOW_*") \
+	X(uint8_t, entry, [CF_EXTABLE_SLOTS], "1: the table entry was faulted through")
+
 struct cf_cov_snapshot {
-	uint32_t magic, version; /* CF_SNAPSHOT_MAGIC, CF_PLUGIN_VERSION */
-	uint64_t code_lo, code_hi, fixup_lo, fixup_hi;
-	uint64_t cases; /* cases run with the plugin */
-	uint8_t slot[CF_INSN_SLOTS]; /* CF_SLOT_RAN | CF_FLOW_* */
-	uint8_t entry[CF_EXTABLE_SLOTS]; /* 1: the table entry was faulted through */
+	CF_COV_SNAPSHOT_FIELDS(CF_X_FIELD)
 };
 
 #endif /* CF_PLUGIN_ABI_H */

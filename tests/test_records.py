@@ -6,6 +6,7 @@ compiler and compare every size, offset, class and enumerator with records.py.
 
 from __future__ import annotations
 
+import ctypes
 import re
 import shutil
 import struct
@@ -236,19 +237,32 @@ def test_the_profile_names_are_one_list() -> None:
 
 
 def test_layouts_are_read_from_the_c_x_macros(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """records.py spells no layout: it reads each from its X-macro (the C compiler's view
-    is checked above). An array bound is a #define; a type or a bound it cannot read, or
-    a missing macro, is one error naming the file."""
+    """records.py and plugin.py spell no layout: cheader reads each from its X-macro (the C
+    compiler's view is checked above and in test_plugin_e2e). An array bound is a #define;
+    a type or a bound it cannot read, or a missing macro, is one error naming the file."""
+    from copyfuzz import cheader
     from copyfuzz.errors import CopyfuzzError
 
     assert dict(records.CONTROL_LAYOUT)["counts"] == f"{records.CONTROL_COUNTS}Q"
     (tmp_path / "t.h").write_text(
         "#define N_SLOTS 3u\n#define CF_T_FIELDS(X) \\\n\tX(uint16_t, a, , \"x, y\") \\\n"
         "\tX(int64_t, b, [N_SLOTS], \"z\") \\\n\tX(uint8_t, c, [2], \"w\")\n"
-        "#define CF_BAD_FIELDS(X) X(float, f, , \"\")\n#define CF_BOUND_FIELDS(X) X(uint8_t, g, [M], \"\")\n")
-    monkeypatch.setattr(records, "HARNESS", tmp_path)
-    assert records.c_layout("t.h", "CF_T_FIELDS") == (("a", "H"), ("b", "3q"), ("c", "2B"))
-    for macro, needle in (("CF_BAD_FIELDS", "type float"), ("CF_BOUND_FIELDS", "bound M"),
-                          ("CF_NONE_FIELDS", r"no #define CF_NONE_FIELDS\(X\)")):
-        with pytest.raises(CopyfuzzError, match=needle):
-            records.c_layout("t.h", macro)
+        "#define CF_BAD_FIELDS(X) X(float, f, , \"\")\n#define CF_BOUND_FIELDS(X) X(uint8_t, g, [M], \"\")\n"
+        "#define CF_SPLIT_FIELDS(X) X(uint8_t, h, [2], \\\n\t\"split\") X(uint8_t, i, , \"j\")\n"
+        "#define CF_ODD_FIELDS(X) X(uint8_t, k, , 7) X(uint8_t, l, , \"m\")\n")
+    monkeypatch.setattr(cheader, "HARNESS", tmp_path)
+    cheader._text.cache_clear()
+    cheader.defines.cache_clear()
+    try:
+        assert cheader.struct_layout("t.h", "CF_T_FIELDS") == (("a", "H"), ("b", "3q"), ("c", "2B"))
+        assert [(n, t._type_ if hasattr(t, "_length_") else t) for n, t in cheader.ctypes_fields(
+            "t.h", "CF_T_FIELDS")] == [("a", ctypes.c_uint16), ("b", ctypes.c_int64), ("c", ctypes.c_uint8)]
+        assert cheader.struct_layout("t.h", "CF_SPLIT_FIELDS") == (("h", "2B"), ("i", "B"))  # clang-format's split
+        for macro, needle in (("CF_BAD_FIELDS", "type float"), ("CF_BOUND_FIELDS", "bound M"),
+                              ("CF_ODD_FIELDS", "cannot read every X"),
+                              ("CF_NONE_FIELDS", r"no #define CF_NONE_FIELDS\(X\)")):
+            with pytest.raises(CopyfuzzError, match=needle):
+                cheader.struct_layout("t.h", macro)
+    finally:
+        cheader._text.cache_clear()
+        cheader.defines.cache_clear()

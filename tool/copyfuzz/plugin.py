@@ -3,7 +3,8 @@
 One `PluginMemory` per executor process: a memfd the tool creates and hands to
 both qemu (`-plugin cfplugin.so,fd=N`) and the executor (`--plugin-fd N`), mapped
 here too, so the tool reads the per-case counters and the cumulative ones
-directly. The layout is mirrored with ctypes; a test compares it with the C one.
+directly. The ctypes layout is read from the header's X-macros (cheader.py); a test
+compares it with the C compiler's.
 """
 
 from __future__ import annotations
@@ -13,54 +14,46 @@ import mmap
 import os
 from pathlib import Path
 
-from . import build, paths, targets
+from . import build, cheader, paths, targets
 from .errors import CopyfuzzError
 
-COV_MAP_SIZE = 4096
-INSN_SLOTS = 8192
-EXTABLE_SLOTS = 1024
-VIOL_STORE_OOB, VIOL_LOAD_OOB, VIOL_OVERREAD = 1, 2, 4
-VERSION = 3
-FLOW_NEXT, FLOW_JUMP, SLOT_RAN = 1, 2, 4
-SNAPSHOT_MAGIC = 0x31534643
+_ABI = "plugin_abi.h"
+_DEFINES = cheader.defines(_ABI)
+COV_MAP_SIZE = _DEFINES["CF_COV_MAP_SIZE"]
+INSN_SLOTS = _DEFINES["CF_INSN_SLOTS"]
+EXTABLE_SLOTS = _DEFINES["CF_EXTABLE_SLOTS"]
+VIOL_STORE_OOB, VIOL_LOAD_OOB, VIOL_OVERREAD = (_DEFINES[f"CF_VIOL_{v}"] for v in ("STORE_OOB", "LOAD_OOB", "OVERREAD"))
+VERSION = _DEFINES["CF_PLUGIN_VERSION"]
+FLOW_NEXT, FLOW_JUMP, SLOT_RAN = _DEFINES["CF_FLOW_NEXT"], _DEFINES["CF_FLOW_JUMP"], _DEFINES["CF_SLOT_RAN"]
+SNAPSHOT_MAGIC = _DEFINES["CF_SNAPSHOT_MAGIC"]
 
 U64 = ctypes.c_uint64
 
 
 class Violation(ctypes.Structure):
-    _fields_ = [("pc", U64), ("addr", U64), ("size", U64)]
+    _fields_ = cheader.ctypes_fields(_ABI, "CF_PLUGIN_VIOLATION_FIELDS")
+
+
+# The plugin's own state among the per-case fields: not counters.
+_NOT_COUNTERS = ("viol", "last_pc", "last_size")
 
 
 class CaseCounters(ctypes.Structure):
-    _fields_ = [("insns", U64), ("loads", U64), ("stores", U64), ("bytes_loaded", U64),
-                ("bytes_stored", U64), ("misaligned", U64), ("taken", U64), ("viol", U64),
-                ("store_oob", Violation), ("load_oob", Violation), ("overread", Violation),
-                ("last_pc", U64), ("last_size", U64), ("edges_hit", U64),
-                ("vinsns", U64), ("vmem_insns", U64), ("velems", U64), ("vbytes_loaded", U64),
-                ("vbytes_stored", U64)]
+    _fields_ = cheader.ctypes_fields(_ABI, "CF_PLUGIN_CASE_FIELDS", {"cf_plugin_violation_t": Violation})
 
     def as_dict(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("insns", "loads", "stores", "bytes_loaded",
-                                               "bytes_stored", "misaligned", "taken", "edges_hit",
-                                               "vinsns", "vmem_insns", "velems", "vbytes_loaded",
-                                               "vbytes_stored")}
+        """The counters: every plain 64-bit field but the plugin's own state."""
+        return {name: getattr(self, name) for name, ctype in self._fields_
+                if ctype is U64 and name not in _NOT_COUNTERS}
 
 
 class Shm(ctypes.Structure):
-    _fields_ = [("magic", ctypes.c_uint32), ("version", ctypes.c_uint32), ("plugin_ready", U64),
-                ("code_lo", U64), ("code_hi", U64), ("fixup_lo", U64), ("fixup_hi", U64),
-                ("seq", U64), ("src_lo", U64), ("src_hi", U64), ("dst_lo", U64), ("dst_hi", U64),
-                ("stack_lo", U64), ("stack_hi", U64), ("now", CaseCounters),
-                ("edges", ctypes.c_uint8 * COV_MAP_SIZE), ("cases", U64),
-                ("insn_count", U64 * INSN_SLOTS), ("extable_hits", U64 * EXTABLE_SLOTS),
-                ("insn_flow", ctypes.c_uint8 * INSN_SLOTS), ("data_lo", U64), ("data_hi", U64)]
+    _fields_ = cheader.ctypes_fields(_ABI, "CF_PLUGIN_SHM_FIELDS", {"cf_plugin_case_t": CaseCounters})
 
 
 class Snapshot(ctypes.Structure):
     """struct cf_cov_snapshot: the fuzz driver's coverage so far ($COPYFUZZ_COVERAGE/cov-<pid>)."""
-    _fields_ = [("magic", ctypes.c_uint32), ("version", ctypes.c_uint32), ("code_lo", U64), ("code_hi", U64),
-                ("fixup_lo", U64), ("fixup_hi", U64), ("cases", U64),
-                ("slot", ctypes.c_uint8 * INSN_SLOTS), ("entry", ctypes.c_uint8 * EXTABLE_SLOTS)]
+    _fields_ = cheader.ctypes_fields(_ABI, "CF_COV_SNAPSHOT_FIELDS")
 
 
 def slot_address(s: "Shm | Snapshot", slot: int) -> int:

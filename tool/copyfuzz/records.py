@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import operator
-import re
 import struct
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import NamedTuple
 
 from . import targets
-from .errors import CopyfuzzError
+from .cheader import struct_layout
 
 PAGE_SIZE = 4096
 GRANULE_MTE = 16  # CF_GRANULE_MTE: a case's faults at 16-byte MTE tag granules (arm64 --granule 16)
@@ -209,49 +207,19 @@ def reg_names(mask: int, arch: str = "riscv") -> list[str]:
 
 # ---- records ----
 # (field name, struct code) in declaration order, read from the C X-macros that define
-# the structs (harness/records.h, harness/cases.h): one X(type, name, dims, "meaning") a
-# field. "<" = little-endian, no padding, which matches the C layout because the headers
-# order fields to need none; tests/test_records.py checks names, offsets and sizes
-# against what the C compiler made of them (tests/c/layout_dump.c).
-HARNESS = Path(__file__).resolve().parents[2] / "harness"
-_CODES = {"uint8_t": "B", "uint16_t": "H", "uint32_t": "I", "uint64_t": "Q", "int32_t": "i", "int64_t": "q"}
-_X_FIELD = re.compile(r'X\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(?:\[\s*(\w+)\s*\])?\s*,\s*"(?:[^"\\]|\\.)*"\s*\)')
-
-
-def c_layout(header: str, macro: str) -> tuple[tuple[str, str], ...]:
-    """The fields of `#define MACRO(X)` in harness/HEADER as (name, struct code); an array
-    bound may be a number or a #define of the same header."""
-    path = HARNESS / header
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise CopyfuzzError(f"{path}: {e.strerror}: the tool reads its record layouts there") from e
-    m = re.search(rf"^#define {macro}\(X\)((?:.*\\\n)*.*)$", text, re.M)
-    if m is None:
-        raise CopyfuzzError(f"{path}: no #define {macro}(X)")
-    defines = dict(re.findall(r"^#define (\w+) (\d+)u?\b", text, re.M))
-    out = []
-    for ctype, name, bound in _X_FIELD.findall(m.group(1)):
-        if ctype not in _CODES:
-            raise CopyfuzzError(f"{path}: {macro}: field {name} has type {ctype}, which the tool cannot read")
-        count = "" if not bound else bound if bound.isdigit() else defines.get(bound)
-        if count is None:
-            raise CopyfuzzError(f"{path}: {macro}: field {name}'s bound {bound} is no #define of a number there")
-        out.append((name, f"{count}{_CODES[ctype]}"))
-    if not out:
-        raise CopyfuzzError(f"{path}: {macro} has no fields")
-    return tuple(out)
-
-
-CASE_LAYOUT = c_layout("records.h", "CF_CASE_FIELDS")
-RESULT_LAYOUT = c_layout("records.h", "CF_RESULT_FIELDS")
+# the structs (cheader.py: harness/records.h, harness/cases.h). "<" = little-endian, no
+# padding, which matches the C layout because the headers order fields to need none;
+# tests/test_records.py checks names, offsets and sizes against what the C compiler made
+# of them (tests/c/layout_dump.c).
+CASE_LAYOUT = struct_layout("records.h", "CF_CASE_FIELDS")
+RESULT_LAYOUT = struct_layout("records.h", "CF_RESULT_FIELDS")
 CONTROL_MAGIC = 0x314B4643  # "CFK1"
 CONTROL_VERSION = 1
-CONTROL_LAYOUT = c_layout("records.h", "CF_CONTROL_FIELDS")
+CONTROL_LAYOUT = struct_layout("records.h", "CF_CONTROL_FIELDS")
 CONTROL_COUNTS = int(dict(CONTROL_LAYOUT)["counts"][:-1])
 # struct cf_sweep_cfg (harness/cases.h): not a record, but the tool hands it to
 # libcfref.so (plan.py), so it is read and checked the same way.
-SWEEP_CFG_LAYOUT = c_layout("cases.h", "CF_SWEEP_CFG_FIELDS")
+SWEEP_CFG_LAYOUT = struct_layout("cases.h", "CF_SWEEP_CFG_FIELDS")
 LAYOUTS = {"case": CASE_LAYOUT, "result": RESULT_LAYOUT, "control": CONTROL_LAYOUT,
            "sweep_cfg": SWEEP_CFG_LAYOUT}
 
