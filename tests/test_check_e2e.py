@@ -169,6 +169,23 @@ def test_assembler_error_shows_the_assembler_and_the_compat_tree(tmp_path: Path)
     assert "Traceback" not in proc.stderr
 
 
+def test_a_config_value_nothing_defines_is_named_in_the_error(tmp_path: Path) -> None:
+    """An ARM file using a CONFIG_* as an immediate (a kernel's cache or prefetch size):
+    gas says so last, after its warnings; the one line names it and the -D that gives it."""
+    lib = tmp_path / "arch" / "arm" / "lib"
+    lib.mkdir(parents=True)
+    src = lib / "sized_copy.S"
+    src.write_text("#include <linux/linkage.h>\n\t.text\nENTRY(cf_sized_copy)\n\tmov r3, #CONFIG_CF_CHUNK_SIZE\n"
+                   "\tmov r0, #0\n\tbx lr\nENDPROC(cf_sized_copy)\n")
+    proc = run_cli("check", str(src), "--symbol", "cf_sized_copy:copy", "--max-len", "4")
+    assert proc.returncode == 2, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert "CONFIG_CF_CHUNK_SIZE is used as a number but not defined: give -D CONFIG_CF_CHUNK_SIZE=VALUE" in first
+    proc = run_cli("check", str(src), "--symbol", "cf_sized_copy:copy", "--max-len", "4",
+                   "-D", "CONFIG_CF_CHUNK_SIZE=32")
+    assert "CONFIG_CF_CHUNK_SIZE" not in proc.stderr and "does not build" not in proc.stderr, proc.stderr
+
+
 def test_missing_symbol_and_missing_table(tmp_path: Path) -> None:
     src = tmp_path / "notable.S"
     src.write_text("\t.text\n\t.globl f\nf:\n\tli a0, 0\n\tret\n")

@@ -84,6 +84,8 @@ def test_other_code_that_never_ran_is_listed_and_leaves_it_clean(tmp_path: Path)
     # no length runs it: the probe says so, up to its cap
     assert [row["runs_from_n"] for row in r["ran"]["never_ran"]] == [None, None]
     assert r["ran"]["probe"]["lengths"][-1] == 65536 and r["ran"]["probe"]["cases"] > 40
+    text = run_cli("sweep", "riscv/copy_user_vector", "--max-len", "64").stdout
+    assert "ran none of them at any length it tried" in text and "longer --max-len" not in text, text
 
 
 def test_the_fixups_counted_are_the_routines_own_and_not_measured_is_said(tmp_path: Path) -> None:

@@ -317,8 +317,19 @@ def explain_build_failure(e: CopyfuzzError, path: Path, arch: str, root: Path,
         f"({shown}) resolve to copyfuzz's "
         f"compat tree {compat_include(arch)}; CONFIG_* switches are off unless given with -D; headers of "
         f"your own: -I DIR; symbols from other files: --with FILE.S{c_reached_assembler(details, path)}"
-        + isa_hint(details),
+        + isa_hint(details) + config_value_hint(details),
         details=e.details)
+
+
+def config_value_hint(messages: str) -> str:
+    """A CONFIG_* the file uses as a number (a size, a shift) that nothing defined: name it,
+    with the -D that gives it a value (the gas message is last, after any warnings)."""
+    names = sorted(set(re.findall(r"undefined symbol `?(CONFIG_\w+)'? used as an immediate value", messages)))
+    if not names:
+        return ""
+    return ("; " + ", ".join(names) + (" is" if len(names) == 1 else " are")
+            + " used as a number but not defined: give " + " ".join(f"-D {n}=VALUE" for n in names)
+            + " (the value your kernel's config has)")
 
 
 def isa_hint(messages: str) -> str:

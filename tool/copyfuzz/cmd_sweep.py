@@ -658,12 +658,13 @@ def _print_audit_problems(console: Console, r: RoutineSweep) -> None:
 
 
 NEVER_RAN_SHOWN = 12  # instructions listed in the text report (--json has them all)
-# What may reach code a sweep never ran, per architecture.
-REACH_MORE = {
-    "arm64": "a longer --max-len, or another QEMU CPU (--cpu MODEL, e.g. cortex-a72: a 64-byte DC ZVA block where "
-             "QEMU's default has 512), may reach them",
-    "riscv": "a longer --max-len (a vector path's threshold), or --isa/--vlen for vector code, may reach them",
+# What else than the length may reach code a sweep never ran, per architecture.
+REACH_OTHER = {
+    "arm64": "another QEMU CPU, e.g. --cpu cortex-a72 (a 64-byte DC ZVA block; QEMU's default has 512),",
+    "riscv": "--isa or --vlen, for vector code,",
 }
+# ... and what may reach it at shorter lengths than the probe's (a block size the CPU sets).
+REACH_SOONER = {"arm64": REACH_OTHER["arm64"]}
 
 
 def _print_never_ran(console: Console, r: RoutineSweep) -> None:
@@ -684,26 +685,34 @@ def _print_never_ran(console: Console, r: RoutineSweep) -> None:
                       + (f"  (first ran at n={n})" if n is not None else ""))
     if len(missed) > len(shown):
         emit(console, f"  ... and {len(missed) - len(shown)} more (--json lists them all)")
-    emit(console, f"  {probe_line(r.reach)}")
-    if any(r.reach.runs_from(i.addr) is None for i in missed):
-        emit(console, f"  {REACH_MORE.get(r.routine.arch, 'a longer --max-len may reach them')}")
+    emit(console, f"  {probe_line(r.reach, r.routine.arch)}")
 
 
-def probe_line(reach: Reach) -> str:
-    """What the probe past the sweep ran of what the sweep did not, and the --max-len that
-    would judge it."""
+def probe_line(reach: Reach, arch: str) -> str:
+    """What the probe past the sweep ran of what the sweep did not, the --max-len that
+    would judge it, and what else may reach the rest (never "a longer --max-len" once the
+    probe ran to its cap without reaching it)."""
     probe = reach.probe
+    other = REACH_OTHER.get(arch)
     if probe is None:
         return "no probe past the sweep ran (another name's sweep: see it)"
     span = f"n = {probe.lengths[0]}..{probe.lengths[-1]}" if probe.lengths else "no longer n"
     stopped = f", stopped by a {probe.stopped}" if probe.stopped else ""
-    firsts = [n for n in (reach.runs_from(i.addr) for i in reach.missed) if n is not None]
     found = "".join(f"; {cls} in {count} of them" for cls, count in probe.findings.items())
     what = f"a probe past the sweep ({span}, {plural(probe.cases, 'case')}{stopped}{found})"
-    if not firsts:
-        return f"{what} ran none of them either"
-    return (f"{what} ran {len(firsts)} of {len(reach.missed)}: sweep with --max-len {max(firsts)} "
-            "to judge them")
+    firsts = [n for n in (reach.runs_from(i.addr) for i in reach.missed) if n is not None]
+    if firsts:
+        line = (f"{what} ran {len(firsts)} of {len(reach.missed)}: sweep with --max-len {max(firsts)} "
+                "to judge them" + (f"; {REACH_SOONER[arch]} may reach them at shorter lengths"
+                                   if arch in REACH_SOONER else ""))
+        if len(firsts) == len(reach.missed):
+            return line
+        rest = len(reach.missed) - len(firsts)
+        return line + f"; {rest} ran at no length it tried" + (f" ({other} may reach them)" if other else "")
+    if probe.stopped:
+        return f"{what} ran none of them before it stopped"
+    return (f"{what} ran none of them at any length it tried: " + (f"{other} may reach them, or " if other else "")
+            + "they cannot run here (code a computed jump always passes, a return the harness never takes)")
 
 
 def args_lengths(r: RoutineSweep) -> str:
