@@ -33,11 +33,6 @@ os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f
 # 9 s, and the other worker's test stalled for the campaign's whole time (docs/perf.md).
 os.environ.setdefault("COPYFUZZ_PIN", "0")
 
-# Sweeps and checks in tests run one executor unless a test asks for more (--jobs): the
-# two pytest workers already use both CPUs, and a second executor a small sweep was a
-# quarter more CPU for nothing (its QEMU start, its share of the plan): docs/perf.md.
-os.environ.setdefault("COPYFUZZ_JOBS", "1")
-
 
 def budget(seconds: float, least: int = 1) -> str:
     """A test campaign's --time, scaled by the suite's one budget (COPYFUZZ_TEST_BUDGET)."""

@@ -7,7 +7,6 @@ agree with it, and fuzz/README.md's table is the registry's.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -205,17 +204,3 @@ def test_the_tool_warns_of_an_unknown_variable_and_goes_on() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == (f"copyfuzz: warning: {TIMEOUT} is not a copyfuzz variable: ignored "
                            "(did you mean COPYFUZZ_TIMEOUT_MS?)\n"), proc.stderr
-
-
-def test_default_jobs_is_copyfuzz_jobs_else_the_cpus() -> None:
-    """sweep, check and history take --jobs from COPYFUZZ_JOBS when not given (the suite
-    sets 1); a value that is not 1..1024 executors is one error, not a guess."""
-    assert envs.default_jobs({}) == (os.cpu_count() or 1)
-    assert envs.default_jobs({"COPYFUZZ_JOBS": "3"}) == 3
-    for bad in ("0", "x", "2000", "-1", " 2"):
-        with pytest.raises(CopyfuzzError, match="COPYFUZZ_JOBS"):
-            envs.default_jobs({"COPYFUZZ_JOBS": bad})
-    proc = run_cli("sweep", "riscv/copy_user", "--max-len", "2", "--json", env={"COPYFUZZ_JOBS": "zero"})
-    assert proc.returncode == 2 and json.loads(proc.stdout)["error"].startswith("COPYFUZZ_JOBS='zero'"), proc
-    proc = run_cli("sweep", "riscv/copy_user", "--max-len", "2", env={"COPYFUZZ_JOBS": "2"})
-    assert proc.returncode == 0 and "max-len 2, 2 jobs" in proc.stdout, proc.stdout

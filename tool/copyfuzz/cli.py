@@ -154,9 +154,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     help="longest n of each version's exhaustive sweep (default 256)")
     hs.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
                     help="shortest n of the exhaustive sweep (default 0)")
-    hs.add_argument("--jobs", type=_int_in(1, 1024), metavar="N",
-                    help="executor processes, used by one version after another (default: COPYFUZZ_JOBS, "
-                         "else the number of CPUs)")
+    hs.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
+                    help="executor processes, used by one version after another (default: number of CPUs)")
     hs.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                     help="per-case watchdog of the executor")
     hs.add_argument("--memcheck", action="store_true", help="run under the QEMU plugin (as sweep --memcheck)")
@@ -374,8 +373,8 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="seed of the random phase (default: a fresh one, printed)")
     p.add_argument("--random-max-len", type=_int_in(1, records.MAX_LEN), metavar="R",
                    help="longest n of the random phase (default 65536)")
-    p.add_argument("--jobs", type=_int_in(1, 1024), metavar="N",
-                   help="executor processes per routine (default: COPYFUZZ_JOBS, else the number of CPUs)")
+    p.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
+                   help="executor processes per routine (default: number of CPUs)")
     p.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                    help="per-case watchdog of the executor")
     p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
@@ -480,8 +479,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(words)
         envs.warn_unknown()
-        if getattr(args, "jobs", 0) is None:  # sweep, check, history: COPYFUZZ_JOBS, else the CPUs
-            args.jobs = envs.default_jobs()
         settle_isa(args)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.

@@ -136,16 +136,6 @@ def value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     return (os.environ if environ is None else environ).get(name, var.default)
 
 
-def default_jobs(environ: Mapping[str, str] | None = None) -> int:
-    """--jobs of sweep, check and history when not given: COPYFUZZ_JOBS, else the CPUs."""
-    text = value("COPYFUZZ_JOBS", environ)
-    if not text:
-        return os.cpu_count() or 1
-    if not text.isdigit() or not 1 <= int(text) <= 1024:
-        raise CopyfuzzError(f"COPYFUZZ_JOBS={text!r}: expected a number of executors from 1 to 1024")
-    return int(text)
-
-
 def test_budget(n: float, least: int = 1, environ: Mapping[str, str] | None = None) -> int:
     """n (seconds of a test campaign, examples of a property test) scaled by the test
     suite's one budget, COPYFUZZ_TEST_BUDGET; at least `least`."""
