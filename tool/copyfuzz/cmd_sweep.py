@@ -23,7 +23,7 @@ from .executor import NewClassCase
 from .findings import FindingsLog
 from .known import Entry as KnownEntry
 from .plugin import PluginMemory
-from .reach import Probe, Reach, probe_lengths, probe_shapes, reach
+from .reach import PROBE_TIMEOUT_MS, Probe, Reach, probe_lengths, probe_shapes, reach
 from .routines import Routine
 from .selection import bundled_routines, runnable
 from .spec import format_spec, from_case
@@ -377,8 +377,11 @@ def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, 
     lengths = probe_lengths(r.max_len)
     r.reach.probe = probe = Probe(lengths, routine=r.routine.name)
     argv = executor.executor_argv(root, r.routine.elf, build.routine_prefix(r.routine))
+    # Its cases are up to 256 times the sweep's longest: a per-case watchdog of the sweep's
+    # 500 ms could call a slow but correct 64 KiB copy on a loaded machine a hang.
+    timeout_ms = max(args.timeout_ms or records.EXEC_TIMEOUT_MS_DEFAULT, PROBE_TIMEOUT_MS)
     with PluginMemory(root, r.routine.xlen, r.routine.arch, memcheck=False) as plugin, \
-            executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin) as server:
+            executor.Server(argv, timeout_ms=timeout_ms, plugin=plugin) as server:
 
         targets = {i.addr for i in r.reach.missed}
 

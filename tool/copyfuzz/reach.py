@@ -86,6 +86,7 @@ class Reach:
 # each with a few alignments, with no fault and with a fault halfway on each side that
 # faults (a fixup runs only on a fault). About ten cases a length, under a second.
 PROBE_MAX_N = 65536
+PROBE_TIMEOUT_MS = 10_000  # a probe case's watchdog, at the least (a hang stops the probe)
 PROBE_OFFSETS = ((0, 0), (1, 0), (0, 1), (3, 5))
 
 
