@@ -86,30 +86,44 @@ enum cf_profile {
 #define CF_PROFILE_NAMES "linux", "exact"
 
 /*
- * Finding classes, in report order. X(enum name, bit, "name used in output").
- * Bits are stable: they travel in result records and JSON readers rely on them.
+ * Finding classes, in report order. X(enum name, bit, "name used in output", "what it
+ * means, for people"). Bits are stable: they travel in result records and JSON readers
+ * rely on them. tool/copyfuzz/records.py reads this list (cheader.py).
  */
-#define CF_CLASSES(X)                                           \
-	X(CF_BAD_RETURN, 0, "bad-return")                       \
-	X(CF_SPURIOUS_FAULT, 1, "spurious-fault")               \
-	X(CF_OVER_REPORT, 2, "over-report")                     \
-	X(CF_WRONG_DATA, 3, "wrong-data")                       \
-	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported") \
-	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds")     \
-	X(CF_NO_PROGRESS, 6, "no-progress")                     \
-	X(CF_IMPRECISE, 7, "imprecise")                         \
-	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault")             \
-	X(CF_HANG, 9, "hang")                                   \
-	X(CF_REGISTER_CLOBBER, 10, "register-clobber")          \
-	X(CF_CRASH, 11, "crash")                                \
-	X(CF_UACCESS_LEFT_ENABLED, 12, "uaccess-left-enabled")  \
-	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds")      \
-	X(CF_ALIGNED_OVERREAD, 14, "aligned-overread")
+#define CF_CLASSES(X)                                                                              \
+	X(CF_BAD_RETURN, 0, "bad-return",                                                          \
+	  "return value outside [0, n] (memcpy, memset, memmove: not dst)")                        \
+	X(CF_SPURIOUS_FAULT, 1, "spurious-fault",                                                  \
+	  "reported a fault although every byte was accessible")                                   \
+	X(CF_OVER_REPORT, 2, "over-report", "claims more bytes copied than were accessible")       \
+	X(CF_WRONG_DATA, 3, "wrong-data",                                                          \
+	  "a byte the routine claims done is not what it must store there (the source byte; zero " \
+	  "for clear; the fill byte for memset)")                                                  \
+	X(CF_STORE_BEYOND_REPORTED, 4, "store-beyond-reported",                                    \
+	  "stored past dst + C (beyond what it reports)")                                          \
+	X(CF_STORE_OUT_OF_BOUNDS, 5, "store-out-of-bounds", "stored outside [dst, dst + n)")       \
+	X(CF_NO_PROGRESS, 6, "no-progress",                                                        \
+	  "returned N = n although at least one byte was accessible")                              \
+	X(CF_IMPRECISE, 7, "imprecise",                                                            \
+	  "copied fewer bytes than were accessible (allowed by linux)")                            \
+	X(CF_UNHANDLED_FAULT, 8, "unhandled-fault", "a fault with no exception-table fixup")       \
+	X(CF_HANG, 9, "hang", "did not return before the watchdog fired")                          \
+	X(CF_REGISTER_CLOBBER, 10, "register-clobber",                                             \
+	  "a callee-saved register or sp/gp/tp/ra was not preserved")                              \
+	X(CF_CRASH, 11, "crash",                                                                   \
+	  "died of a signal that was not a user-access fault, or ended its executor")              \
+	X(CF_UACCESS_LEFT_ENABLED, 12, "uaccess-left-enabled",                                     \
+	  "returned with user access still enabled (RISC-V: SR_SUM)")                              \
+	X(CF_LOAD_OUT_OF_BOUNDS, 13, "load-out-of-bounds",                                         \
+	  "loaded a byte outside [src, src + n) that no aligned word shares (--memcheck)")         \
+	X(CF_ALIGNED_OVERREAD, 14, "aligned-overread",                                             \
+	  "an aligned word load reached past the source; it cannot fault (a note, --memcheck)")
 
-#define CF_X_BIT(e, b, s) e = 1u << (b),
+#define CF_X_BIT(e, b, s, about) e = 1u << (b),
 enum cf_class { CF_CLASSES(CF_X_BIT) };
 #undef CF_X_BIT
-#define CF_NUM_CLASSES 15
+#define CF_X_COUNT(e, b, s, about) +1
+#define CF_NUM_CLASSES (0 CF_CLASSES(CF_X_COUNT))
 
 /* Classes that are errors under each profile. An aligned over-read (a load of
  * a naturally aligned word sharing bytes with the source: it cannot fault) is

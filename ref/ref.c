@@ -51,8 +51,8 @@ uint32_t cf_profile_errors(uint16_t profile)
 
 const char *cf_class_name(uint32_t class_bit)
 {
-#define CF_X_NAME(e, b, s)    \
-	if (class_bit == (e)) \
+#define CF_X_NAME(e, b, s, about) \
+	if (class_bit == (e))     \
 		return s;
 	CF_CLASSES(CF_X_NAME)
 #undef CF_X_NAME

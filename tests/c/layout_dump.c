@@ -19,7 +19,7 @@
 #define SWEEP_CFG_FIELD(t, n, d, a) FIELD(sweep_cfg, t, n, d, a)
 #define CONST(c) printf("const %s %llu\n", #c, (unsigned long long)(c))
 #define ENUM(e) printf("enum %s %d\n", #e, (int)(e))
-#define CLASS(e, b, s) printf("class %s %d %s %u\n", s, b, #e, (unsigned)(e));
+#define CLASS(e, b, s, about) printf("class %s %d %s %u\n", s, b, #e, (unsigned)(e));
 
 int main(void)
 {

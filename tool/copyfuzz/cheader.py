@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from . import xmacro
 from .errors import CopyfuzzError
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -38,14 +39,26 @@ def defines(header: str) -> dict[str, int]:
             re.findall(r"^#define (\w+) (0x[0-9a-fA-F]+|\d+)u?\b", _text(header), re.M)}
 
 
+def _body(header: str, macro: str) -> str:
+    """The body of `#define MACRO(X)`, its lines spliced as the preprocessor does."""
+    m = re.search(rf"^#define {macro}\(X\)((?:.*\\\n)*.*)$", _text(header), re.M)
+    if m is None:
+        raise CopyfuzzError(f"{HARNESS / header}: no #define {macro}(X)")
+    return m.group(1).replace("\\\n", " ")
+
+
+def rows(header: str, macro: str, arity: int) -> list[list[str]]:
+    """The X(...) entries of a list macro such as CF_CLASSES: each argument's text (an
+    identifier, a number, or adjacent string literals joined), read by xmacro.calls."""
+    return [[a.value for a in args] for _, args in xmacro.calls(_body(header, macro), {"X": arity},
+                                                               f"{HARNESS / header}: {macro}")]
+
+
 def fields(header: str, macro: str) -> list[tuple[str, str, int | None]]:
     """(C type, name, array bound or None) of each field of `#define MACRO(X)`; a bound is
     a number or a #define of the same header."""
     where = HARNESS / header
-    m = re.search(rf"^#define {macro}\(X\)((?:.*\\\n)*.*)$", _text(header), re.M)
-    if m is None:
-        raise CopyfuzzError(f"{where}: no #define {macro}(X)")
-    body = m.group(1).replace("\\\n", " ")  # lines spliced, as the preprocessor does
+    body = _body(header, macro)
     out: list[tuple[str, str, int | None]] = []
     found = _X_FIELD.findall(body)
     if len(found) != len(re.findall(r"\bX\(", body)):  # a field the pattern misread is an error, never left out

@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from . import targets
-from .cheader import struct_layout
+from .cheader import rows, struct_layout
 
 PAGE_SIZE = 4096
 GRANULE_MTE = 16  # CF_GRANULE_MTE: a case's faults at 16-byte MTE tag granules (arm64 --granule 16)
@@ -84,31 +84,9 @@ class ClassInfo(NamedTuple):
     about: str  # one line for people
 
 
-# CF_CLASSES, in report order.
-CLASSES: tuple[ClassInfo, ...] = (
-    ClassInfo("bad-return", 0, "CF_BAD_RETURN", "return value outside [0, n] (memcpy, memset, memmove: not dst)"),
-    ClassInfo("spurious-fault", 1, "CF_SPURIOUS_FAULT", "reported a fault although every byte was accessible"),
-    ClassInfo("over-report", 2, "CF_OVER_REPORT", "claims more bytes copied than were accessible"),
-    ClassInfo("wrong-data", 3, "CF_WRONG_DATA",
-              "a byte the routine claims done is not what it must store there "
-              "(the source byte; zero for clear; the fill byte for memset)"),
-    ClassInfo("store-beyond-reported", 4, "CF_STORE_BEYOND_REPORTED", "stored past dst + C (beyond what it reports)"),
-    ClassInfo("store-out-of-bounds", 5, "CF_STORE_OUT_OF_BOUNDS", "stored outside [dst, dst + n)"),
-    ClassInfo("no-progress", 6, "CF_NO_PROGRESS", "returned N = n although at least one byte was accessible"),
-    ClassInfo("imprecise", 7, "CF_IMPRECISE", "copied fewer bytes than were accessible (allowed by linux)"),
-    ClassInfo("unhandled-fault", 8, "CF_UNHANDLED_FAULT", "a fault with no exception-table fixup"),
-    ClassInfo("hang", 9, "CF_HANG", "did not return before the watchdog fired"),
-    ClassInfo("register-clobber", 10, "CF_REGISTER_CLOBBER",
-              "a callee-saved register or sp/gp/tp/ra was not preserved"),
-    ClassInfo("crash", 11, "CF_CRASH",
-              "died of a signal that was not a user-access fault, or ended its executor"),
-    ClassInfo("uaccess-left-enabled", 12, "CF_UACCESS_LEFT_ENABLED",
-              "returned with user access still enabled (RISC-V: SR_SUM)"),
-    ClassInfo("load-out-of-bounds", 13, "CF_LOAD_OUT_OF_BOUNDS",
-              "loaded a byte outside [src, src + n) that no aligned word shares (--memcheck)"),
-    ClassInfo("aligned-overread", 14, "CF_ALIGNED_OVERREAD",
-              "an aligned word load reached past the source; it cannot fault (a note, --memcheck)"),
-)
+# CF_CLASSES (harness/records.h), in report order.
+CLASSES: tuple[ClassInfo, ...] = tuple(ClassInfo(name, int(bit), c_name, about)
+                                       for c_name, bit, name, about in rows("records.h", "CF_CLASSES", 4))
 NUM_CLASSES = len(CLASSES)
 CLASS_BY_NAME = {c.name: c for c in CLASSES}
 CLASS_NAMES = tuple(c.name for c in CLASSES)
