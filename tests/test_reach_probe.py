@@ -55,3 +55,17 @@ def test_an_address_slot_is_the_inverse_of_a_slot_address() -> None:
         assert plugin.address_slot(s, plugin.slot_address(s, slot)) == slot
     assert plugin.address_slot(s, 0x40000 + 2 * 4000) is None  # past the slots
     assert plugin.address_slot(s, 0x20000) is None and plugin.address_slot(s, 0xFFFF) is None
+
+
+def test_a_snapshots_set_slots_are_every_non_zero_slot() -> None:
+    """coverage.set_slots finds the set slots in C; a plain walk of the array is the check."""
+    import random
+
+    from copyfuzz import coverage, plugin
+
+    snap = plugin.Snapshot(code_lo=0x1000, code_hi=0x1000 + 2 * 6000, fixup_lo=0x90000, fixup_hi=0x90000 + 400)
+    rng = random.Random(3)
+    for slot in rng.sample(range(plugin.INSN_SLOTS), 700) + [0, plugin.INSN_SLOTS - 1]:
+        snap.slot[slot] = rng.randrange(1, 256)
+    walked = [(plugin.slot_address(snap, i), b) for i, b in enumerate(snap.slot) if b]
+    assert coverage.set_slots(snap) == walked and len(walked) > 600

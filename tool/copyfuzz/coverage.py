@@ -14,6 +14,7 @@ snapshot files (struct cf_cov_snapshot, harness/plugin_abi.h).
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,16 @@ def read_snapshot(path: Path) -> plugin.Snapshot | None:
     return snap
 
 
+_SET = re.compile(rb"[^\x00]")  # a byte that is not zero
+
+
+def set_slots(snap: plugin.Snapshot) -> list[tuple[int, int]]:
+    """(address, bits) of each slot a snapshot set, found in C: indexing the ctypes array
+    slot by slot took 0.2 s a campaign report."""
+    slots = bytes(snap.slot)
+    return [(plugin.slot_address(snap, m.start()), slots[m.start()]) for m in _SET.finditer(slots)]
+
+
 def from_snapshots(audit: Audit, directory: Path) -> Coverage | None:
     """The union of every worker's snapshot in the directory (cov-<pid>), or None if there is none."""
     ran: set[int] = set()
@@ -101,13 +112,11 @@ def from_snapshots(audit: Audit, directory: Path) -> Coverage | None:
             continue
         found += 1
         cases += snap.cases
-        for slot, bits in enumerate(snap.slot):
-            if bits:
-                addr = plugin.slot_address(snap, slot)
-                if bits & plugin.SLOT_RAN:
-                    ran.add(addr)
-                flow[addr] = flow.get(addr, 0) | (bits & (plugin.FLOW_NEXT | plugin.FLOW_JUMP))
-        taken |= {k for k, hit in enumerate(snap.entry) if hit}
+        for addr, bits in set_slots(snap):
+            if bits & plugin.SLOT_RAN:
+                ran.add(addr)
+            flow[addr] = flow.get(addr, 0) | (bits & (plugin.FLOW_NEXT | plugin.FLOW_JUMP))
+        taken |= {m.start() for m in _SET.finditer(bytes(snap.entry))}
     if not found:
         return None
     cov = measure(audit, ran, flow, taken, cases)
