@@ -92,7 +92,7 @@ _SET = re.compile(rb"[^\x00]")  # a byte that is not zero
 
 def set_slots(snap: plugin.Snapshot) -> list[tuple[int, int]]:
     """(address, bits) of each slot a snapshot set, found in C: indexing the ctypes array
-    slot by slot took 0.2 s a campaign report."""
+    slot by slot took 6.5 ms a snapshot, this 0.8 ms."""
     slots = bytes(snap.slot)
     return [(plugin.slot_address(snap, m.start()), slots[m.start()]) for m in _SET.finditer(slots)]
 
