@@ -219,11 +219,12 @@ test-c: $(O)/host/test_ref
 # Then the tests marked `alone` (pytest.ini), one at a time with nothing beside them
 # (docs/perf.md, "Two workers").
 # SUITE_LIMIT_S: the two workers' run fails when it takes longer (tests/conftest.py).
-# Issue 27's target is 6 minutes for `make check`; the limit is 600 s because this shared
-# machine's speed varies more than that margin (323 s to 557 s for one suite; docs/perf.md,
-# "What the test suite costs"): a guard that fails on the machine's state turns CI red at random.
+# Issue 27's target is 6 minutes for `make check`; the limit is 660 s because this shared
+# machine's speed varies more than that margin (323 s to 557 s for one suite, 467 to 549 s
+# for today's code; CI up to 1.1 times that; docs/perf.md, "What the test suite costs"):
+# a guard that fails on the machine's state turns CI red at random.
 TEST_JOBS ?= 2
-SUITE_LIMIT_S ?= 600
+SUITE_LIMIT_S ?= 660
 test-py: all
 	$(Q)COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) $(PYTHON) -m pytest -q -m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
