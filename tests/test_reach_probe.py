@@ -1,10 +1,8 @@
-"""The probe past a sweep's lengths (reach.probe_cases): cases the executor takes, the
+"""The probe past a sweep's lengths (reach.probe_shapes): cases the executor takes, the
 sides that fault, the values that pick other paths. No executor here (test_reach_e2e.py
 runs it)."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pytest
 from copyfuzz import reach, records
@@ -18,17 +16,21 @@ def test_lengths_double_from_past_the_sweep_to_the_cap() -> None:
 
 @pytest.mark.parametrize("kind", records.KINDS)
 def test_every_probe_case_is_one_the_executor_takes(kind: str) -> None:
-    cases = reach.probe_cases(kind, "exact", reach.probe_lengths(64))
-    assert cases and [c.id for c in cases] == list(range(len(cases)))
-    assert len({replace(c, id=0) for c in cases}) == len(cases)  # no case twice
-    for c in cases:
-        assert records.case_check(c, records.KINDS.index(kind)) == records.CASE_OK, c
-    assert {c.n for c in cases} == set(reach.probe_lengths(64))
+    lengths = reach.probe_lengths(64)
+    per_n = [reach.probe_shapes(kind, "exact", n) for n in range(2, 200)] + [
+        reach.probe_shapes(kind, "exact", n) for n in lengths]
+    # one shape count at every n: the bisection takes the i-th shape of another length
+    assert per_n[0] and {len(shapes) for shapes in per_n} == {len(per_n[0])}
+    for shapes in per_n:
+        assert len(set(shapes)) == len(shapes)  # no case twice
+        for c in shapes:
+            assert records.case_check(c, records.KINDS.index(kind)) == records.CASE_OK, c
+    assert [{c.n for c in shapes} for shapes in per_n[-len(lengths):]] == [{n} for n in lengths]
 
 
 @pytest.mark.parametrize("kind", records.KINDS)
 def test_a_fault_halfway_on_each_side_that_faults_and_none_on_the_kernel_side(kind: str) -> None:
-    cases = reach.probe_cases(kind, "linux", (1024,))
+    cases = reach.probe_shapes(kind, "linux", 1024)
     faulting = {side for c in cases for side in ("src", "dst") if getattr(c, f"{side}_fault") != records.NO_FAULT}
     sides = {"src", "dst"} if kind in records.HAS_SRC else {"dst"}
     assert faulting == (set() if kind == "memmove" else sides - {records.KERNEL_SIDE.get(kind)})
@@ -42,8 +44,8 @@ def test_a_fault_halfway_on_each_side_that_faults_and_none_on_the_kernel_side(ki
 
 
 def test_memset_probes_a_zero_and_another_fill_and_memmove_both_ways() -> None:
-    assert {c.fill for c in reach.probe_cases("memset", "linux", (4096,))} == {0, 0xA5}
-    assert {c.disp > 0 for c in reach.probe_cases("memmove", "linux", (4096,))} == {True, False}
+    assert {c.fill for c in reach.probe_shapes("memset", "linux", 4096)} == {0, 0xA5}
+    assert {c.disp > 0 for c in reach.probe_shapes("memmove", "linux", 4096)} == {True, False}
 
 
 def test_an_address_slot_is_the_inverse_of_a_slot_address() -> None:

@@ -2,7 +2,7 @@
 from the fixups (its listing) either executed under the QEMU plugin in some case of the
 sweep or never did. A routine whose user accesses or fixups did not all run is "clean
 where it ran", never "clean"; the report lists what did not run, by address and source
-line, and the length that runs it: a probe past the sweep's lengths (probe_cases) runs a few
+line, and the length that runs it: a probe past the sweep's lengths (probe_shapes) runs a few
 cases at each doubling of n up to PROBE_MAX_N and notes the first n that ran each
 instruction (issue 25, point 5).
 """
@@ -123,20 +123,13 @@ def probe_lengths(max_len: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def probe_cases(kind: str, profile: str, lengths: tuple[int, ...]) -> list[records.Case]:
-    """The probe's cases, each one the executor takes (records.case_check): per n, the
+def probe_shapes(kind: str, profile: str, n: int) -> list[records.Case]:
+    """The probe's cases of length n, each one the executor takes (records.case_check): the
     alignments of PROBE_OFFSETS with no fault, then a fault halfway on each side that
     faults (past the end for a kind that returns dst); memset with a zero and a non-zero
-    fill (a zeroing path such as DC ZVA runs only for 0), memmove both ways."""
-    out: list[records.Case] = []
-    for n in lengths:
-        out += [c for c in probe_shapes(kind, profile, n) if c not in out]
-    return [replace(c, id=i) for i, c in enumerate(out)]
-
-
-def probe_shapes(kind: str, profile: str, n: int) -> list[records.Case]:
-    """probe_cases' cases of length n, always in the same order: the i-th of each n has
-    one shape, so a length can be narrowed down by bisection (cmd_sweep.probe_past_the_sweep)."""
+    fill (a zeroing path such as DC ZVA runs only for 0), memmove both ways. Always in the
+    same order: the i-th of each n has one shape, so the length that first runs something
+    can be narrowed down by bisection (cmd_sweep.probe_past_the_sweep)."""
     k, prof = records.KINDS.index(kind), records.PROFILES.index(profile)
     has_src = kind in records.HAS_SRC
     sides = [side for side in ("src", "dst") if records.side_faults(kind, side)]
