@@ -52,7 +52,7 @@ class Symbolizer:
             code = set()
             for section in elf.sections:
                 if section.executable:
-                    code.add(section.index)
+                    code.add(section.number)
                     self._ranges.append((section.addr, section.addr + section.size, section.name))
             self.sections = {s.name: s.addr for s in elf.sections}
             for sym in elf.symbols():

@@ -10,9 +10,8 @@ The layouts are the ELF specification's (System V gABI): 32- and 64-bit, either 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 SHT_SYMTAB, SHT_NOBITS, SHT_DYNSYM = 2, 8, 11
 SHF_EXECINSTR = 0x4
@@ -33,9 +32,8 @@ class ElfError(Exception):
     """Not an ELF file, or one whose headers point outside it."""
 
 
-@dataclass(frozen=True)
-class Section:
-    index: int
+class Section(NamedTuple):
+    number: int  # its index in the section header table (what a symbol's shndx names)
     name: str
     type: int
     flags: int
@@ -50,8 +48,7 @@ class Section:
         return bool(self.flags & SHF_EXECINSTR)
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(NamedTuple):  # a tuple: a static executor has thousands
     name: str
     value: int
     size: int
