@@ -15,10 +15,30 @@ void *memmove(void *d, const void *s, size_t n);
 void *memset(void *d, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 
+/*
+ * A word at a time where both sides share their alignment: the executor copies and
+ * compares the case's windows (kilobytes) for every fuzz input, in guest code under
+ * QEMU, where every instruction costs (docs/perf.md). Bytes before and after; no access
+ * outside [p, p + n), so a window that ends at a guard page stays inside it.
+ */
+typedef uintptr_t __attribute__((may_alias)) cf_word;
+#define CF_WORD sizeof(cf_word)
+
+static int co_aligned(const void *a, const void *b)
+{
+	return (((uintptr_t)a ^ (uintptr_t)b) & (CF_WORD - 1)) == 0;
+}
+
 void *memcpy(void *restrict d, const void *restrict s, size_t n)
 {
 	uint8_t *dp = d;
 	const uint8_t *sp = s;
+	if (n >= 2 * CF_WORD && co_aligned(dp, sp)) {
+		for (; (uintptr_t)dp & (CF_WORD - 1); n--)
+			*dp++ = *sp++;
+		for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD, sp += CF_WORD)
+			*(cf_word *)dp = *(const cf_word *)sp;
+	}
 	while (n--)
 		*dp++ = *sp++;
 	return d;
@@ -41,6 +61,13 @@ void *memmove(void *d, const void *s, size_t n)
 void *memset(void *d, int c, size_t n)
 {
 	uint8_t *dp = d;
+	if (n >= 2 * CF_WORD) {
+		cf_word w = (cf_word)-1 / 0xff * (uint8_t)c; /* the byte in every lane */
+		for (; (uintptr_t)dp & (CF_WORD - 1); n--)
+			*dp++ = (uint8_t)c;
+		for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD)
+			*(cf_word *)dp = w;
+	}
 	while (n--)
 		*dp++ = (uint8_t)c;
 	return d;
@@ -49,6 +76,15 @@ void *memset(void *d, int c, size_t n)
 int memcmp(const void *a, const void *b, size_t n)
 {
 	const uint8_t *x = a, *y = b;
+	if (n >= 2 * CF_WORD && co_aligned(x, y)) {
+		for (; (uintptr_t)x & (CF_WORD - 1); n--, x++, y++)
+			if (*x != *y)
+				return *x - *y;
+		/* equal words skipped; the first unequal one is compared bytewise below */
+		for (; n >= CF_WORD && *(const cf_word *)x == *(const cf_word *)y;
+		     n -= CF_WORD, x += CF_WORD, y += CF_WORD)
+			;
+	}
 	for (; n; n--, x++, y++)
 		if (*x != *y)
 			return *x - *y;
