@@ -25,7 +25,9 @@ system) of every process of the run, the engine, its drivers and their executors
 process is their subreaper, so an executor that outlives its driver by a moment is
 waited for and counted too). With the driver and its executor on one CPU, that is what one
 core does when it is not shared, and it moves far less with the machine's load. The
-machine's steal time over each mode (/proc/stat) is reported beside it.
+machine's steal time over each mode (/proc/stat) is reported beside it, and the CPU time
+of a fixed Python loop at the start (the machine's own speed that day: figures of two days
+compare only through it).
 
 --tree DIR (repeatable) measures other checkouts' builds too (e.g. an older commit in a
 `git worktree`), each mode of each tree adjacent in one run, with the ratio to the first
@@ -105,6 +107,20 @@ def steal_ticks() -> tuple[int, int]:
     hypervisor gave the machine's CPUs to someone else."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     return (fields[7] if len(fields) > 7 else 0), sum(fields)
+
+
+def machine_reference_ms() -> float:
+    """CPU milliseconds of a fixed pure-Python loop (the best of three): what this machine
+    does with one CPU today, to set beside the figures of another day. It knows nothing
+    of copyfuzz, so a change in it is the machine's (its host, its neighbours), not ours."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.process_time()
+        x = 0
+        for i in range(2_000_000):
+            x = (x * 31 + i) & 0xFFFFFFFF
+        best = min(best, time.process_time() - t)
+    return 1000 * best
 
 
 def fixed_corpus(directory: Path) -> list[int]:
@@ -220,10 +236,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--routine", default="riscv/copy_user")
     ap.add_argument("--workload", choices=["fixed", "warmup"], default="fixed")
-    ap.add_argument("--execs", type=int, default=200_000, help="executions per mode (fixed workload)")
-    ap.add_argument("--seconds", type=int, default=20, help="seconds per mode (warmup workload)")
+    ap.add_argument("--execs", type=int, help="executions per mode (fixed workload; default 200000)")
+    ap.add_argument("--seconds", type=int, help="seconds per mode (warmup workload; default 20)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=30, help="seconds of libFuzzer growing the shared corpus")
+    ap.add_argument("--warmup", type=int, help="seconds of libFuzzer growing the shared corpus (warmup workload; "
+                    "default 30)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--engine", action="append", choices=sorted(ENGINES), help="only this engine")
     ap.add_argument("--coverage", action="append", choices=["on", "off"], help="only with or without it")
@@ -235,6 +252,13 @@ def main() -> None:
                     help="another checkout whose build to measure beside this one")
     args = ap.parse_args()
     fixed = args.workload == "fixed"
+    if fixed and (args.seconds is not None or args.warmup is not None):
+        ap.error("--seconds and --warmup are for --workload warmup; the fixed workload counts --execs")
+    if not fixed and args.execs is not None:
+        ap.error("--execs is for the fixed workload; --workload warmup runs --seconds")
+    args.execs = args.execs or 200_000
+    args.seconds = args.seconds or 20
+    args.warmup = args.warmup or 30
     if fixed and args.max_len is None:
         args.max_len = WORKLOAD_MAX_LEN
     budget = Budget(execs=args.execs) if fixed else Budget(seconds=args.seconds)
@@ -249,6 +273,8 @@ def main() -> None:
     per_cpu: dict[Mode, list[float]] = {m: [] for m in modes}
     steal: dict[Mode, list[float]] = {m: [] for m in modes}
     become_subreaper()
+    reference = machine_reference_ms()
+    print(f"machine reference: {reference:.0f} ms CPU (a fixed Python loop, best of 3; lower is faster)", flush=True)
     with tempfile.TemporaryDirectory(prefix="copyfuzz-bench-") as scratch:
         corpus = Path(scratch) / "corpus"
         corpus.mkdir()
@@ -282,11 +308,11 @@ def main() -> None:
                     print(f"run {r + 1}: {engine:9s} coverage={'on ' if cov else 'off'} jobs={jobs} "
                           f"channel={channel} {label(tree)}: {rate:,.0f} exec/s, {execs / cpu:,.0f} exec per CPU s "
                           f"({execs:,} executions, steal {steal[mode][-1]:.1f} %)", flush=True)
-    report(args, modes, trees, runs, per_cpu, steal)
+    report(args, modes, trees, runs, per_cpu, steal, reference)
 
 
 def report(args: argparse.Namespace, modes: list[Mode], trees: list[Path], runs: dict[Mode, list[float]],
-           per_cpu: dict[Mode, list[float]], steal: dict[Mode, list[float]]) -> None:
+           per_cpu: dict[Mode, list[float]], steal: dict[Mode, list[float]], reference: float) -> None:
     rows: list[dict[str, Any]] = []
     for mode in modes:
         engine, cov, jobs, channel, tree = mode
@@ -314,7 +340,7 @@ def report(args: argparse.Namespace, modes: list[Mode], trees: list[Path], runs:
                            "ratio": what, "per_cpu_s": [round(x, 3) for x in per_run_cpu],
                            "median_per_cpu_s": round(statistics.median(per_run_cpu), 3)})
     if args.json:
-        print(json.dumps({"modes": rows, "ratios": ratios}, indent=2))
+        print(json.dumps({"modes": rows, "ratios": ratios, "machine_reference_ms": round(reference)}, indent=2))
         return
     print("\n| engine | RISC-V coverage | cores | channel | tree | median exec per CPU s | spread | runs "
           "| median exec/s | steal % |")
