@@ -44,6 +44,8 @@
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
+#include "records.h" /* CF_FAULT_TRAIL */
+
 struct cf_call {
 	uintptr_t fn;
 	uintptr_t args[3];
@@ -59,6 +61,8 @@ struct cf_call {
 	uint32_t signal;
 	int32_t si_code; /* of `signal`: the kernel's siginfo code */
 	uintptr_t fault_pc, fault_addr, fixup_pc;
+	/* every fault in order: the first CF_FAULT_TRAIL - 1, the last in the final slot */
+	uintptr_t trail_pc[CF_FAULT_TRAIL], trail_addr[CF_FAULT_TRAIL], trail_fixup[CF_FAULT_TRAIL];
 };
 
 _Static_assert(__builtin_offsetof(struct cf_call, status) == CF_CALL_STATUS * sizeof(uintptr_t),

@@ -56,7 +56,7 @@ struct cf_channel_shm {
 	struct cf_result r; /* its result, sealed, posted by the executor */
 };
 
-_Static_assert(sizeof(struct cf_channel_shm) == 256, "cf_channel_shm layout");
+_Static_assert(sizeof(struct cf_channel_shm) == 64 + 64 + 256, "cf_channel_shm layout");
 
 /* The next turn value after t, skipping the DEAD bit. */
 static inline uint32_t cf_turn_next(uint32_t t)

@@ -423,6 +423,15 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	r->fault_pc = call.fault_pc;
 	r->fault_addr = call.fault_addr;
 	r->fixup_pc = call.fixup_pc;
+	r->trail_len = call.faults < CF_FAULT_TRAIL ? call.faults : CF_FAULT_TRAIL;
+	for (uint32_t i = 0; i < r->trail_len; i++) {
+		r->trail_pc[i] = call.trail_pc[i];
+		r->trail_addr[i] = call.trail_addr[i];
+		r->trail_fixup[i] = call.trail_fixup[i];
+	}
+	/* A call that returned after faults came back through the last one's fixup. */
+	if (o.outcome == CF_OUT_RETURNED && r->trail_len)
+		r->returned_via = r->trail_len;
 	r->dst = (uintptr_t)dst;
 	r->src = (uintptr_t)src;
 

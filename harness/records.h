@@ -189,8 +189,12 @@ static inline uint64_t cf_memmove_top(uint64_t n, int32_t disp)
  */
 #define CF_GRANULE_MTE 16
 
-/* ---- result record: 128 bytes ---- */
+/* ---- result record: 256 bytes ---- */
 #define CF_RESULT_MAGIC 0x31524643u /* "CFR1" */
+/* The faults of a case in order (issue 25: on a vector path the first fault's fixup can be
+ * right and a later one's, in the scalar fallback, make the wrong return): the first
+ * CF_FAULT_TRAIL - 1 of them, then the last (a fault loop shows its start and its end). */
+#define CF_FAULT_TRAIL 5
 
 enum cf_result_type {
 	CF_RESULT_CASE = 0, /* the outcome of one case; aux = si_code of `signal` */
@@ -272,6 +276,11 @@ enum cf_reg_bit {
 	X(uint64_t, fixup_pc, , "that fault: where the table sent it (0: none)")   \
 	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets") \
 	X(uint64_t, src, , "where src was placed")                                 \
+	X(uint64_t, trail_pc, [CF_FAULT_TRAIL], "the faults in order (CF_FAULT_TRAIL)") \
+	X(uint64_t, trail_addr, [CF_FAULT_TRAIL], "their data addresses")          \
+	X(uint64_t, trail_fixup, [CF_FAULT_TRAIL], "where the table sent each (0: nowhere)") \
+	X(uint32_t, trail_len, , "trail entries in use: min(faults, CF_FAULT_TRAIL)") \
+	X(uint32_t, returned_via, , "1 + the trail index whose fixup led to the return") \
 	X(uint64_t, seal, , "cf_seal() of the record and its place in the stream")
 
 struct cf_result {
@@ -335,12 +344,12 @@ static inline uint64_t cf_seal(const uint64_t key[2], uint64_t seq, const void *
 }
 
 _Static_assert(sizeof(struct cf_case) == 64, "case record is 64 bytes");
-_Static_assert(sizeof(struct cf_result) == 128, "result record is 128 bytes");
+_Static_assert(sizeof(struct cf_result) == 256, "result record is 256 bytes");
 _Static_assert(sizeof(struct cf_control) == 24 + 8 * CF_CONTROL_COUNTS,
 	       "control block has no padding");
 _Static_assert(CF_NUM_CLASSES <= CF_CONTROL_COUNTS, "a count per class");
 _Static_assert(__builtin_offsetof(struct cf_case, seal) == 56 &&
-		       __builtin_offsetof(struct cf_result, seal) == 120,
+		       __builtin_offsetof(struct cf_result, seal) == 248,
 	       "the seal is a record's last word");
 
 #endif /* CF_RECORDS_H */

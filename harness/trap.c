@@ -62,6 +62,17 @@ static void ended_by(struct cf_call *c, int sig, int code, uintptr_t pc, uintptr
 	c->fixup_pc = 0;
 }
 
+/* The fault the call just took (c->faults counts it already), in the trail. */
+static void trail(struct cf_call *c, uintptr_t pc, uintptr_t addr, uintptr_t fixup)
+{
+	uint32_t i = c->faults - 1;
+	if (i >= CF_FAULT_TRAIL)
+		i = CF_FAULT_TRAIL - 1; /* the last slot follows the latest */
+	c->trail_pc[i] = pc;
+	c->trail_addr[i] = addr;
+	c->trail_fixup[i] = fixup;
+}
+
 static void die(const char *what, uintptr_t pc, uintptr_t addr)
 {
 	cf_err("copyfuzz executor: internal ");
@@ -91,12 +102,14 @@ static void on_sync_signal(int sig, void *si_, void *uc_)
 		c->si_code = si->code;
 	}
 	if (sig != CF_SIGSEGV && sig != CF_SIGBUS) {
+		trail(c, pc, addr, 0);
 		ended_by(c, sig, si->code, pc, addr);
 		abandon(uc, c, CF_CALL_CRASHED);
 		return;
 	}
 	size_t entry = 0;
 	uintptr_t fixup = cf_extable_lookup(trap_table, pc, &entry);
+	trail(c, pc, addr, fixup);
 	if (!fixup) {
 		ended_by(c, sig, si->code, pc, addr);
 		abandon(uc, c, CF_CALL_UNHANDLED);

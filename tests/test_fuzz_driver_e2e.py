@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from copyfuzz import envs, paths
+from copyfuzz import envs, paths, records
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ AWAIT_CASE = 'until [ "$(od -An -tu4 -N4 "/proc/self/fd/$h")" -eq 1 ]; do sleep 
 # Read the seal key, then the case: from the pipe, or (shm) wait for it in the block.
 TAKE_CASE = {"pipe": 'head -c 80 "/proc/self/fd/$c" >/dev/null\n',
              "shm": 'head -c 16 "/proc/self/fd/$c" >/dev/null\n' + AWAIT_CASE}
-RESULT_OFFSET = 128  # struct cf_channel_shm: a 64-byte header, the case, then the result
+RESULT_OFFSET = 64 + records.CASE_SIZE  # struct cf_channel_shm: a 64-byte header, the case, then the result
 
 
 def poke(offset: int, data: bytes) -> str:
@@ -96,11 +96,11 @@ def test_an_executor_that_never_answers_is_a_hang(tmp_path: Path, channel: str) 
 
 
 def test_an_executor_that_answers_garbage_on_its_channel_is_a_crash(tmp_path: Path, channel: str) -> None:
-    # takes the case and answers 128 bytes that carry no seal of this channel (a forged or
+    # takes the case and answers a result's bytes that carry no seal of this channel (a forged or
     # garbled record): on the records pipe, or in the block's result with the turn word
     # saying "result posted" (2)
-    answer = {"pipe": 'head -c 128 /dev/zero >"/proc/self/fd/$r"\n',
-              "shm": poke(RESULT_OFFSET, bytes(128)) + poke(0, (2).to_bytes(4, "little"))}[channel]
+    answer = {"pipe": f'head -c {records.RESULT_SIZE} /dev/zero >"/proc/self/fd/$r"\n',
+              "shm": poke(RESULT_OFFSET, bytes(records.RESULT_SIZE)) + poke(0, (2).to_bytes(4, "little"))}[channel]
     err, finding = run_with_executor(tmp_path, ARGS + TAKE_CASE[channel] + answer + "exec sleep 600\n",
                                      COPYFUZZ_CHANNEL=channel)
     assert "classes=crash\n" in finding
@@ -109,8 +109,8 @@ def test_an_executor_that_answers_garbage_on_its_channel_is_a_crash(tmp_path: Pa
 
 def test_junk_on_the_executors_stdout_is_no_answer(tmp_path: Path, channel: str) -> None:
     # a result-sized write to stdout, then silence: stdout is not the channel, so a hang
-    err, finding = run_with_executor(tmp_path, "head -c 128 /dev/zero; exec sleep 600\n", COPYFUZZ_CHANNEL=channel,
-                                     **SHORT_WAIT)
+    err, finding = run_with_executor(tmp_path, f"head -c {records.RESULT_SIZE} /dev/zero; exec sleep 600\n",
+                                     COPYFUZZ_CHANNEL=channel, **SHORT_WAIT)
     assert "classes=hang\n" in finding, finding
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, fuzz_args, run_cli
 from copyfuzz import isa as isas
-from copyfuzz import regressions
+from copyfuzz import regressions, triage
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.selection import file_routines
-from copyfuzz.spec import Spec
+from copyfuzz.spec import Spec, parse_spec_line
 
 FIX = "tests/fixtures/isa"
 PROBE = f"{FIX}/vstart_probe.S"
@@ -280,6 +280,71 @@ def test_kernel_vector_usercopy_store_fixup_defect_is_found(tmp_path: Path) -> N
                                 "-D", "CF_FIXTURE_NO_UNDO")
     assert rc == 1, err
     assert "over-report" in data["routines"][0]["findings"]
+
+
+SCALAR_SHORT = ["--alternative", "-D", "CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=16", "-D", "CF_FIXTURE_SCALAR_SHORT"]
+
+
+@pytest.mark.e2e
+def test_every_fault_of_a_case_is_shown_in_order(tmp_path: Path) -> None:
+    """Issue 25, point 6: above the threshold the vector copy faults (its fixup is right),
+    then the scalar copy for the rest faults and its fixup makes the wrong return. The
+    finding's pc is the first fault's; its faults are listed in order with the one the
+    call returned through, in check's report and in repro's."""
+    proc = run_cli("check", *KVEC, *SCALAR_SHORT, "--min-len", "20", "--max-len", "24", "--no-audit", "--json",
+                   "--findings", str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    (finding,) = json.loads(proc.stdout)["routines"][0]["unique_findings"]
+    assert finding["class"] == "over-report" and finding["pc"].startswith("__asm_vector_usercopy+")
+    assert [(f["number"], f["pc"].split("+")[0], f["returned_through"]) for f in finding["faults"]] == [
+        (1, "__asm_vector_usercopy", False), (2, "fallback_scalar_usercopy_sum_enabled", True)]
+    text = run_cli("check", *KVEC, *SCALAR_SHORT, "--min-len", "20", "--max-len", "24", "--no-audit",
+                   "--findings", str(tmp_path)).stdout
+    assert "the reproducer's faults in order: 1. __asm_vector_usercopy+" in text
+    assert "(the return came through it)" in text
+
+    spec = f"{FIX}/kvec_uaccess.S:__asm_copy_to_user:n=24,src_off=0,dst_off=4080,dst_fault=16"
+    options = [*KVEC[3:], *SCALAR_SHORT, "--kind", "copy"]  # as check prints them: no file, no symbol
+    report = json.loads(run_cli("repro", spec, *options, "--json").stdout)
+    fault = report["fault"]
+    assert fault["count"] == 2 and fault["returned_through"] == 2
+    assert [t["pc_symbol"].split("+")[0] for t in fault["trail"]] == [
+        "__asm_vector_usercopy", "fallback_scalar_usercopy_sum_enabled"]
+    assert all(t["address_relative"] == "dst+16" and t["fixup"] for t in fault["trail"])
+    text = run_cli("repro", spec, *options).stdout
+    assert "2. pc fallback_scalar_usercopy_sum_enabled+0xa, address dst+16" in text
+    assert "← the return came through this fixup" in text
+    assert "the fault whose fixup made the return (Capstone):" in text
+
+
+@pytest.mark.e2e
+def test_a_campaign_finding_and_its_replay_list_every_fault(tmp_path: Path) -> None:
+    """The same two-fault case through a campaign's triage (shrunk, keeping its class and
+    first fault) and through `replay` of the regression it saved."""
+    ns = argparse.Namespace(symbol=["__asm_copy_to_user"], kind="copy", alternative=True, xlen=64, isa="rv64gcv",
+                            vlen=None, with_files=[f"{FIX}/kvec_uaccess_vector.S"],
+                            define=["CONFIG_RISCV_ISA_V", "CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=16",
+                                    "CF_FIXTURE_SCALAR_SHORT"])
+    routine = file_routines(ROOT, f"{FIX}/kvec_uaccess.S", ns, "linux")[0]
+    spec = parse_spec_line(f"{routine.name}:n=24,src_off=0,dst_off=4080,dst_fault=16", routine)
+    found = triage.triage(ROOT, routine, "linux", tmp_path, "test", [spec])
+    assert found is not None and found.cls == "over-report" and "__asm_vector_usercopy+" in found.fault_pc
+    expected = [(1, "__asm_vector_usercopy", False), (2, "fallback_scalar_usercopy_sum_enabled", True)]
+    assert [(f["number"], str(f["pc"]).split("+")[0], f["returned_through"]) for f in found.faults] == expected
+    (replayed,) = json.loads(run_cli("replay", str(tmp_path), "--json").stdout)
+    (unique,) = replayed["unique_findings"]
+    assert [(f["number"], f["pc"].split("+")[0], f["returned_through"]) for f in unique["faults"]] == expected
+
+
+@pytest.mark.e2e
+def test_a_fault_loop_keeps_its_first_faults_and_its_last() -> None:
+    """A fixup that faults again until the limit: the trail holds the first
+    FAULT_TRAIL - 1 faults and the last, numbered as the call took them; no return."""
+    report = json.loads(run_cli("repro", "riscv/mutants/fixup-loops:n=16,src_off=0,dst_off=4088,dst_fault=8",
+                                "--json").stdout)
+    fault = report["fault"]
+    assert report["classes"] == ["hang"] and fault["returned_through"] is None
+    assert [t["number"] for t in fault["trail"]] == [1, 2, 3, 4, fault["count"]] and fault["count"] > 5
 
 
 def _check_kvec(tmp_path: Path, *extra: str) -> tuple[int, dict[str, object], str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, fuzz_args, run_cli
-from copyfuzz import paths
+from copyfuzz import paths, records
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +27,7 @@ def test_memcheck_catches_the_arm64_in_page_overread_guard_pages_miss(tmp_path: 
     # Without the plugin the guard pages see nothing: only PROGRESS and DONE records.
     out = subprocess.run(["qemu-aarch64", str(paths.executor(ROOT, OVERREAD, 64)), "sweep", "--max-len", "16",
                           "--profile", "exact"], check=True, capture_output=True).stdout
-    types = {int.from_bytes(out[off + 4:off + 6], "little") for off in range(0, len(out), 128)}
+    types = {int.from_bytes(out[off + 4:off + 6], "little") for off in range(0, len(out), records.RESULT_SIZE)}
     assert types == {1, 2}, "a class seen without the plugin"
 
 

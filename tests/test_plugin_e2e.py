@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from copyfuzz import fuzzinput, paths, plugin
+from copyfuzz import fuzzinput, paths, plugin, records
 from copyfuzz.spec import parse_fields
 
 pytestmark = pytest.mark.e2e
@@ -51,7 +51,7 @@ def test_memcheck_catches_the_in_page_overread_guard_pages_miss(tmp_path: Path) 
     out = subprocess.run(["qemu-riscv64", str(elf), "sweep", "--max-len", "40", "--profile", "exact"],
                          check=True, capture_output=True).stdout
     types = []
-    for off in range(0, len(out), 128):  # no finding means no case records: all are 128 bytes
+    for off in range(0, len(out), records.RESULT_SIZE):  # no finding, no case records: all are results
         assert int.from_bytes(out[off:off + 4], "little") == 0x31524643, "a finding's case record"
         types.append(int.from_bytes(out[off + 4:off + 6], "little"))
     assert types[-1] == 2 and set(types) == {1, 2}, "only PROGRESS and DONE: no class seen at all"

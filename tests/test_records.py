@@ -160,19 +160,35 @@ def test_case_round_trip(kind: int, profile: int, id_: int, n: int, src_off: int
     assert records.Case.unpack(data) == case
 
 
-result_fields = {
-    name: {"I": u32, "H": u16, "B": st.integers(0, 255), "Q": u64,
-           "q": st.integers(-(2**63), 2**63 - 1)}[code]
+_SCALARS = {"I": u32, "H": u16, "B": st.integers(0, 255), "Q": u64, "q": st.integers(-(2**63), 2**63 - 1)}
+result_fields = {  # an array ("5Q", the fault trail) is a tuple of its length
+    name: _SCALARS[code] if len(code) == 1 else st.tuples(*[_SCALARS[code[-1]]] * int(code[:-1]))
     for name, code in records.RESULT_LAYOUT
 }
 
 
 @given(st.fixed_dictionaries(result_fields))
-def test_result_round_trip(values: dict[str, int]) -> None:
-    result = records.Result(**values)
+def test_result_round_trip(values: dict[str, object]) -> None:
+    result = records.Result(**values)  # type: ignore[arg-type]
     data = result.pack()
-    assert len(data) == 128
+    assert len(data) == 256
     assert records.Result.unpack(data) == result
+
+
+def test_the_fault_trail_reads_in_order() -> None:
+    """A short trail is padded on the wire and comes back as the faults it holds."""
+    assert records.FAULT_TRAIL == 5
+    r = records.Result(faults=2, trail_pc=(0x10, 0x20), trail_addr=(0x1000, 0x2000), trail_fixup=(0x14, 0x24),
+                       trail_len=2, returned_via=2)
+    back = records.Result.unpack(r.pack())
+    assert back.trail == [(0x10, 0x1000, 0x14), (0x20, 0x2000, 0x24)]
+    assert back.trail_pc == (0x10, 0x20, 0, 0, 0) and back.returned_via == 2
+    with pytest.raises(ValueError, match="trail_pc holds 6 values"):
+        records.Result(trail_pc=(1,) * 6).pack()
+    assert back.returned_through == 2 and records.Result(faults=1).returned_through is None
+    looped = records.Result(faults=257, trail_len=5)  # the last slot follows the latest fault
+    assert [looped.fault_number(i) for i in range(5)] == [1, 2, 3, 4, 257]
+    assert [records.Result(faults=5).fault_number(i) for i in range(5)] == [1, 2, 3, 4, 5]
 
 
 def test_known_bytes() -> None:

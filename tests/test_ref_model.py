@@ -44,7 +44,7 @@ def lib() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(LIB))
     lib.cf_oracle.argtypes = [ctypes.POINTER(Case), ctypes.POINTER(Observed), ctypes.POINTER(Result)]
     lib.cf_oracle.restype = None
-    assert ctypes.sizeof(Case) == 64 and ctypes.sizeof(Result) == 128
+    assert ctypes.sizeof(Case) == records.CASE_SIZE and ctypes.sizeof(Result) == records.RESULT_SIZE
     return lib
 
 

@@ -38,7 +38,7 @@ from .errors import CopyfuzzError
 from .routines import Routine
 from .spec import Spec, format_spec, from_case, parse_fields, parse_spec_line
 from .triage import CampaignFinding, fault_pc_of, run_specs, run_specs_until, sweep_order, triage
-from .ui import emit, stdout_console
+from .ui import emit, escape, stdout_console
 
 RUNS = ".runs"
 RUN_LOCK = "lock"
@@ -398,6 +398,7 @@ class UniqueFinding:
 
     known_by: list[known.Entry] = field(default_factory=list)  # --known lines accepting it
     shrink_cut: bool = False  # its smallest reproducer's shrinking was cut short by the triage time
+    faults: list[dict[str, object]] = field(default_factory=list)  # that reproducer's, in order (known.fault_trail)
 
     @property
     def key(self) -> str:
@@ -409,7 +410,7 @@ class UniqueFinding:
                 "first_s": self.first_s, "spec": self.spec, "classes": self.classes,
                 "regression": self.regression, "new": self.new, "artifact": self.artifact,
                 "known": bool(self.known_by), "known_by": [e.source for e in self.known_by] or None,
-                "shrink_cut": self.shrink_cut}
+                "shrink_cut": self.shrink_cut, "faults": self.faults or None}
 
 
 def unique_findings(c: Campaign) -> list[UniqueFinding]:
@@ -427,12 +428,12 @@ def unique_findings(c: Campaign) -> list[UniqueFinding]:
         u = out.get(key)
         if u is None:
             u = out[key] = UniqueFinding(f.cls, f.fault_pc, 0, f.at_s, f.spec, f.classes, f.regression, f.new,
-                                         f.artifact, shrink_cut=f.shrink_cut)
+                                         f.artifact, shrink_cut=f.shrink_cut, faults=f.faults)
         u.count += 1
         u.new |= f.new
         if order(f.spec) < order(u.spec):
             u.spec, u.classes, u.regression, u.artifact = f.spec, f.classes, f.regression, f.artifact
-            u.shrink_cut = f.shrink_cut
+            u.shrink_cut, u.faults = f.shrink_cut, f.faults
         u.known_by = u.known_by or c.known_by(f) or []
     for key, u in out.items():
         entry = c.seen.get(key)
@@ -570,6 +571,8 @@ def report(c: Campaign) -> None:
         emit(console, f"    [{'yellow' if u.known_by else 'red'}]{u.key}[/]: {u.count:,} input{'s' * (u.count != 1)}, "
                       f"first after {u.first_s:.1f} s; smallest {u.spec}{cut}{why}")
         emit(console, f"      {u.regression} ({saved})")
+        if u.faults:  # its key is the first fault; a later one's fixup may have made the return
+            emit(console, f"      faults in order: {escape(known.trail_text(u.faults))}")
     if c.baseline is not None:
         fresh = len(c.new_found)
         emit(console, f"  known findings ({c.baseline.path}): {len(c.found) - fresh} accepted, "

@@ -33,6 +33,7 @@ class Unique:
     cases: int
     spec: str
     entry: known.Entry | None
+    faults: list[dict[str, object]] = field(default_factory=list)  # known.fault_trail of its first case
 
 
 @dataclass
@@ -50,7 +51,8 @@ class Replayed:
     def unique_json(self) -> list[dict[str, object]]:
         out: list[dict[str, object]] = []
         for (cls, pc), u in self.unique.items():
-            out.append({"class": cls, "pc": pc, "cases": u.cases, "reproducer": u.spec, "known": u.entry is not None,
+            out.append({"class": cls, "pc": pc, "faults": u.faults or None, "cases": u.cases, "reproducer": u.spec,
+                        "known": u.entry is not None,
                         "known_by": u.entry.source if u.entry is not None else None})
         return out
 
@@ -155,7 +157,7 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
                 u = rep.unique.get((cls, pc))
                 if u is None:
                     entry = known.judge(baseline, known.Finding(routine.name, cls, pc))
-                    u = rep.unique[(cls, pc)] = Unique(0, format_spec(spec), entry)
+                    u = rep.unique[(cls, pc)] = Unique(0, format_spec(spec), entry, known.fault_trail(sym, result))
                 u.cases += 1
                 new = new or u.entry is None
             rep.new_cases += new

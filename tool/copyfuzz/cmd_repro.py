@@ -134,6 +134,8 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
             address_relative=relative_address(result.fault_addr, spec, result),
             fixup=result.fixup_pc or None,
             fixup_symbol=where(sym, result.fixup_pc) if result.fixup_pc else None,
+            trail=fault_trail(result, spec, sym),
+            returned_through=result.returned_through,
         )
     out["fault"] = fault
     out["signal"] = executor.signal_name(result.signal) if result.signal else None
@@ -152,6 +154,43 @@ def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | 
     out["dst"] = result.dst
     out["src"] = result.src if spec.kind not in ("clear", "memset") else None
     return out
+
+
+def fault_trail(result: records.Result, spec: Spec, sym: Symbolizer | None) -> list[dict[str, object]]:
+    """Every fault the record keeps, in order, with where the table sent each."""
+    return [{"number": result.fault_number(i), "pc": pc, "pc_symbol": where(sym, pc), "address": addr,
+             "address_relative": relative_address(addr, spec, result), "fixup": fixup or None,
+             "fixup_symbol": where(sym, fixup) if fixup else None}
+            for i, (pc, addr, fixup) in enumerate(result.trail)]
+
+
+def _returned_code(result: records.Result) -> list[tuple[str, int, int]]:
+    """The fault whose fixup made the return, and that fixup, for the code listing: when it
+    is not the first fault (whose listing is there already)."""
+    if result.returned_via < 2:
+        return []
+    pc, _, fixup = result.trail[result.returned_via - 1]
+    return [("returned", pc, 3), ("returned_fixup", fixup, 0)]
+
+
+def _trail_rows(result: records.Result, fault: dict[str, object]) -> list[tuple[str, str]]:
+    """One row per fault of a call that took more than one, the one whose fixup made the
+    return marked (issue 25: the first fault's fixup can be right and a later one's not)."""
+    trail = fault.get("trail")
+    if result.faults < 2 or not isinstance(trail, list):
+        return []
+    rows: list[tuple[str, str]] = []
+    last = 0
+    for t in trail:
+        number = int(t["number"])
+        if number > last + 1:
+            rows.append(("", f"  … {plural(number - last - 1, 'fault')} not kept …"))
+        last = number
+        fixup = escape(str(t["fixup_symbol"])) if t["fixup"] else "[red]none[/]"
+        mark = "  [bold]← the return came through this fixup[/]" if number == fault.get("returned_through") else ""
+        rows.append(("", f"  {number}. pc {escape(str(t['pc_symbol']))}, address {t['address_relative']}, "
+                         f"fixup -> {fixup}{mark}"))
+    return rows
 
 
 def _linux_range(n: int, a: int) -> str:
@@ -222,12 +261,14 @@ def _observed_rows(spec: Spec, result: records.Result, report: dict[str, object]
         rows.append(("signal", f"{text}: {what}"))
         if ended["handled_before"]:
             rows.append(("fault", f"{plural(int(ended['handled_before']), 'fault')} handled before it"))
+            rows += _trail_rows(result, fault)
     elif result.faults:
         fixup = fault["fixup_symbol"] or "[red]none[/]"
         signal_name = (f" ({executor.signal_name(result.signal)}: "
                        f"{signals.reason(result.signal, signals.si_code(result))})" if result.signal else "")
         rows.append(("fault", f"{plural(result.faults, 'fault')} taken{signal_name}; first at pc "
                               f"{fault['pc_symbol']}, address {fault['address_relative']}, fixup -> {fixup}"))
+        rows += _trail_rows(result, fault)
     else:
         rows.append(("fault", "none taken"))
         if result.signal:
@@ -285,7 +326,9 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
     if isinstance(code, dict):
         for label, rows_ in code.items():
             title = {"fault": "the first fault", "fixup": "the fixup it resumed at",
-                     "signal": "where the signal ended the call"}[label]
+                     "signal": "where the signal ended the call",
+                     "returned": "the fault whose fixup made the return",
+                     "returned_fixup": "that fixup"}[label]
             emit(console, f"  [bold]{title}[/] (Capstone):")
             for r in rows_:
                 mark = "[red]→[/]" if r["at"] else " "
@@ -374,7 +417,8 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     first = "signal" if report["ended_by"] else "fault"
     report["code"] = {label: signals.code_rows(root / routine.elf, routine.xlen, sym_for_code, pc, before, 4,
                                                 routine.arch)
-                      for label, pc, before in ((first, result.fault_pc, 3), ("fixup", result.fixup_pc, 0))
+                      for label, pc, before in ((first, result.fault_pc, 3), ("fixup", result.fixup_pc, 0),
+                                                *_returned_code(result))
                       if pc}
     if memory is not None:
         sym = routine_symbolizer(root, routine, info)

@@ -63,6 +63,7 @@ class RoutineSweep:
     # Per observed class: the fault pc of its reproducer, symbolized (None: it did not
     # fault); per finding class a --known line accepts: that line (known.py).
     pcs: dict[str, str | None] = field(default_factory=dict)
+    trails: dict[str, list[dict[str, object]]] = field(default_factory=dict)  # known.fault_trail, per class
     known: dict[str, KnownEntry] = field(default_factory=dict)
     # Another name of the same code (one address in one build) whose sweep this is: the
     # cases ran once, for both names (same_code()).
@@ -144,7 +145,8 @@ class RoutineSweep:
             "findings": self.findings,
             # Each finding class once, with the fault pc it is judged by (known.py).
             "unique_findings": [
-                {"class": c, "pc": self.pcs.get(c), "cases": n, "reproducer": self.spec(c),
+                {"class": c, "pc": self.pcs.get(c), "faults": self.trails.get(c) or None, "cases": n,
+                 "reproducer": self.spec(c),
                  "known": c in self.known, "known_by": self.known[c].source if c in self.known else None}
                 for c, n in self.findings.items()],
             "reproducers": {c: self.spec(c) for c in self.observed if c in self.reproducers},
@@ -288,7 +290,8 @@ def same_code(root: Path, chosen: list[Routine]) -> dict[int, int]:
 def shared_sweep(first: RoutineSweep, routine: Routine, log: FindingsLog) -> RoutineSweep:
     """`first`'s sweep as another name's of the same code: its counts and reproducers, the
     reproducers logged under this name too (a spec names the routine it replays)."""
-    out = replace(first, routine=routine, audit=None, ended={}, pcs={}, known={}, same_code_as=first.routine.name)
+    out = replace(first, routine=routine, audit=None, ended={}, pcs={}, trails={}, known={},
+                  same_code_as=first.routine.name)
     for cls, found in first.reproducers.items():
         log.write(routine, out.profile, cls, found.case, found.result)
     return out
@@ -489,6 +492,7 @@ def judge_known(root: Path, r: RoutineSweep, baseline: known.Baseline | None) ->
         return
     sym = _symbolizer(root, r)
     r.pcs = {cls: known.fault_pc(sym, found.result) for cls, found in r.reproducers.items()}
+    r.trails = {cls: known.fault_trail(sym, found.result) for cls, found in r.reproducers.items()}
     for cls in r.findings:
         entry = known.judge(baseline, known.Finding(r.routine.name, cls, r.pcs.get(cls)))
         if entry is not None:
@@ -738,6 +742,9 @@ def _print_classes(console: Console, r: RoutineSweep) -> None:
     emit(console, table)
     for cls, entry in r.known.items():
         emit(console, f"  [yellow]{cls}[/]: {escape(known.reason(entry))}")
+    for cls, trail in r.trails.items():  # the fault pc above is the first; a later fixup may make the return
+        if trail and cls in r.observed:
+            emit(console, f"  {cls}: the reproducer's faults in order: {escape(known.trail_text(trail))}")
     for cls, info in r.ended.items():
         emit(console, f"  [red]{cls}[/]: {escape(str(info['summary']))}")
         rows = info["code"]

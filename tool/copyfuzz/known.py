@@ -233,6 +233,23 @@ def reason(entry: Entry) -> str:
 # ---- the fault pc of a case ----
 
 
+def fault_trail(sym: Symbolizer | None, result: records.Result) -> list[dict[str, object]]:
+    """The faults of a reproducer in order (its first is what fault_pc keys a finding by):
+    each one's number, pc and the fixup the table sent it to, and whether the call
+    returned through that fixup. Empty for a case with one fault or none."""
+    if result.faults < 2:
+        return []
+    return [{"number": result.fault_number(i), "pc": where(sym, pc), "fixup": where(sym, fixup) if fixup else None,
+             "returned_through": result.fault_number(i) == result.returned_through}
+            for i, (pc, _, fixup) in enumerate(result.trail)]
+
+
+def trail_text(trail: list[dict[str, object]]) -> str:
+    """A reproducer's faults in order on one line, for the text reports."""
+    return "; ".join(f"{t['number']}. {t['pc']} -> {t['fixup'] or 'no fixup'}"
+                     + (" (the return came through it)" if t["returned_through"] else "") for t in trail)
+
+
 def fault_pc(sym: Symbolizer | None, result: records.Result) -> str | None:
     """A result's fault pc as reports and baselines name it; None when it did not fault."""
     if not result.faults:

@@ -14,7 +14,7 @@ import ctypes
 import operator
 import struct
 from dataclasses import dataclass, fields
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import targets
 from .cheader import rows, struct_layout
@@ -209,9 +209,39 @@ CASE_SIZE = CASE_STRUCT.size
 RESULT_SIZE = RESULT_STRUCT.size
 # A record's fields in wire order, as one tuple (for pack).
 _CASE_FIELDS = operator.attrgetter(*(name for name, _ in CASE_LAYOUT))
-_RESULT_FIELDS = operator.attrgetter(*(name for name, _ in RESULT_LAYOUT))
+# The result's arrays (the fault trail): (name, count) in wire order, count None for a scalar.
+_RESULT_SHAPE = tuple((name, int(code[:-1]) if len(code) > 1 else None) for name, code in RESULT_LAYOUT)
+FAULT_TRAIL = dict(_RESULT_SHAPE)["trail_pc"] or 0  # CF_FAULT_TRAIL
+
+
+def _result_values(r: "Result") -> list[int]:
+    """The wire values of a Result, arrays flattened and padded with zeros."""
+    out: list[int] = []
+    for name, count in _RESULT_SHAPE:
+        value = getattr(r, name)
+        if count is None:
+            out.append(value)
+        else:
+            if len(value) > count:
+                raise ValueError(f"{name} holds {len(value)} values, the record {count}")
+            out += [*value, *[0] * (count - len(value))]
+    return out
+
+
+def _result_fields(values: tuple[int, ...]) -> dict[str, Any]:
+    """Wire values back into fields: an array is a tuple."""
+    out: dict[str, Any] = {}
+    i = 0
+    for name, count in _RESULT_SHAPE:
+        if count is None:
+            out[name] = values[i]
+            i += 1
+        else:
+            out[name] = tuple(values[i:i + count])
+            i += count
+    return out
 CONTROL_SIZE = struct.calcsize("<" + "".join(code for _, code in CONTROL_LAYOUT))
-assert CASE_SIZE == 64 and RESULT_SIZE == 128
+assert CASE_SIZE == 64 and RESULT_SIZE == 256
 
 
 def field_offsets(layout: tuple[tuple[str, str], ...]) -> dict[str, tuple[int, int]]:
@@ -274,19 +304,38 @@ class Result:
     fixup_pc: int = 0
     dst: int = 0
     src: int = 0
+    # The faults in order: the first FAULT_TRAIL - 1, then the last (records.h).
+    trail_pc: tuple[int, ...] = ()
+    trail_addr: tuple[int, ...] = ()
+    trail_fixup: tuple[int, ...] = ()
+    trail_len: int = 0
+    returned_via: int = 0  # 1 + the trail index whose fixup led to the return; 0: none
     seal: int = 0
     magic: int = RESULT_MAGIC
 
-    # Field order of the wire record (magic first); not a dataclass field (no annotation).
-    _WIRE_ORDER = tuple(name for name, _ in RESULT_LAYOUT)
-
     def pack(self) -> bytes:
-        return RESULT_STRUCT.pack(*_RESULT_FIELDS(self))
+        return RESULT_STRUCT.pack(*_result_values(self))
 
     @classmethod
     def unpack(cls, data: bytes) -> "Result":
-        values = RESULT_STRUCT.unpack(data)
-        return cls(**dict(zip(cls._WIRE_ORDER, values)))
+        return cls(**_result_fields(RESULT_STRUCT.unpack(data)))
+
+    @property
+    def trail(self) -> list[tuple[int, int, int]]:
+        """(pc, data address, fixup or 0) of each fault the record keeps, in order."""
+        n = min(self.trail_len, len(self.trail_pc))
+        return list(zip(self.trail_pc[:n], self.trail_addr[:n], self.trail_fixup[:n]))
+
+    def fault_number(self, slot: int) -> int:
+        """Which fault of the call (1-based) trail slot `slot` holds: the last slot follows
+        the latest fault once there are more than the trail keeps."""
+        return self.faults if slot == FAULT_TRAIL - 1 and self.faults > FAULT_TRAIL else slot + 1
+
+    @property
+    def returned_through(self) -> int | None:
+        """The fault (1-based) whose fixup the call returned through; None: it took none,
+        or did not return."""
+        return self.fault_number(self.returned_via - 1) if self.returned_via else None
 
     @property
     def class_list(self) -> list[str]:

@@ -19,12 +19,12 @@ import contextlib
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import build, executor, records, regressions
-from .elfinfo import routine_symbolizer, where
+from . import build, executor, known, records, regressions
+from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
@@ -45,6 +45,7 @@ class CampaignFinding:
     at_s: float = 0.0  # seconds into the campaign when it was triaged
     shrunk_from: str = ""  # the engine's case, before shrink() ("" if shrink kept it)
     shrink_cut: bool = False  # the triage time ran out while it was shrunk: smaller ones may exist
+    faults: list[dict[str, object]] = field(default_factory=list)  # known.fault_trail of its reproducer
 
 
 @contextlib.contextmanager
@@ -262,15 +263,19 @@ def shrink_until(server: executor.Server, profile: str, spec: Spec, cls: str, pc
     return best, False
 
 
-def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> str:
-    """`0x1234 (symbol+0x10)`, as repro shows it; "" when the case did not fault."""
-    if not result.faults:
-        return ""
+def _symbolizer(root: Path, routine: Routine) -> Symbolizer | None:
     try:
         info = executor.info(executor.executor_argv(root, routine.elf, build.routine_prefix(routine)))
     except CopyfuzzError:
         info = {}
-    named = where(routine_symbolizer(root, routine, info), result.fault_pc)
+    return routine_symbolizer(root, routine, info)
+
+
+def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> str:
+    """`0x1234 (symbol+0x10)`, as repro shows it; "" when the case did not fault."""
+    if not result.faults:
+        return ""
+    named = where(_symbolizer(root, routine), result.fault_pc)
     hexpc = f"{result.fault_pc:#x}"
     return hexpc if named == hexpc else f"{hexpc} ({named})"
 
@@ -296,5 +301,6 @@ def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, en
     fault_pc = describe_fault_pc(root, routine, result)
     path, new = regressions.save(regressions_dir, routine, small, cls, classes, engine=engine,
                                  fault_pc=fault_pc, profile=profile)
+    faults = known.fault_trail(_symbolizer(root, routine), result) if result.faults > 1 else []
     return CampaignFinding(cls, classes, format_spec(small), fault_pc, artifact, str(path), new,
-                           shrunk_from=format_spec(spec) if small != spec else "", shrink_cut=cut)
+                           shrunk_from=format_spec(spec) if small != spec else "", shrink_cut=cut, faults=faults)
