@@ -137,3 +137,19 @@ def test_undecodable_word_may_write_its_rd() -> None:
     insns = arm.ISA.disassemble([(bytes.fromhex("00a0f0f7" "00f020e3"), 0)], 32)
     assert (insns[0].size, insns[0].rd) == (4, "r10")
     assert insns[4].mnemonic == "nop"
+
+
+def test_a_computed_jump_through_a_known_table_address_is_followed() -> None:
+    """adr r4, table; add pc, r4, ip (copy_template's CALGN path): the dataflow knows r4,
+    so the audit walks the table, and the store only it reaches is seen; the same jump
+    through a register of unknown value stays an indirect jump, not followed."""
+    code = bytes.fromhex("04408fe2" "0cf084e0" "f000f0e7"  # adr r4, table; add pc, r4, ip; udf
+                         "0110c0e4" "1eff2fe1"  # table: strb r1, [r0], #1; bx lr
+                         "0140a0e1" "0cf084e0" "f000f0e7")  # mov r4, r1; add pc, r4, ip; udf
+    insns = arm.ISA.disassemble([(code, 0x1000)], 32)
+    assert insns[0x1004].indirect and insns[0x1018].indirect  # neither is known from the word alone
+    for start, followed in ((0x1000, True), (0x1014, False)):
+        resolved: set[int] = set()
+        states = audit._flow(insns, {}, [(start, audit._entry_state("clear", arm.ISA))], [], 32, arm.ISA, resolved)
+        assert (0x100c in states) is followed  # the table's store
+        assert resolved == ({start + 4} if followed else set())

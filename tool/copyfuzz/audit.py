@@ -228,9 +228,10 @@ def _transfer(insn: Insn, state: State, index: dict[str, int], isa: Isa, got: li
 
 
 def _flow(code: dict[int, Insn], entries: dict[int, int], roots: list[tuple[int, State]],
-          got: list[tuple[int, int]], xlen: int, isa: Isa) -> dict[int, State]:
+          got: list[tuple[int, int]], xlen: int, isa: Isa, resolved: set[int] | None = None) -> dict[int, State]:
     """Every instruction reachable from the roots (through fixups too), with the register
-    state on entry to it: a fixed point of the transfer functions."""
+    state on entry to it: a fixed point of the transfer functions. An indirect jump whose
+    target the state gives (isa.table_jump) is followed; its address goes into resolved."""
     mask = (1 << xlen) - 1
     index = {r: i for i, r in enumerate(isa.regs)}
     states: dict[int, State] = {}
@@ -247,6 +248,12 @@ def _flow(code: dict[int, Insn], entries: dict[int, int], roots: list[tuple[int,
         states[addr] = state
         out = _transfer(insn, state, index, isa, got, mask)
         following = addr + insn.size
+        if insn.indirect and isa.table_jump is not None:
+            target = isa.table_jump(insn, lambda reg: state[index[reg]] if reg in index else UNKNOWN_VALUE)
+            if target is not None and target in code:
+                todo.append((target, out))
+                if resolved is not None:
+                    resolved.add(addr)
         if insn.access and addr in entries:
             todo.append((entries[addr], state))  # a fault leaves the registers as they were
         if insn.flow == "call":
@@ -393,8 +400,12 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
             problems.append(Problem(insn_addr, f"fixup {fixup:#x} is outside the routine's code and fixup section"))
 
     # The routine: reachable from its symbol, then through the fixups of what it covers.
-    states = _flow(code, entries, [(entry_addr, _entry_state(kind, isa))], got, xlen, isa)
+    resolved: set[int] = set()
+    states = _flow(code, entries, [(entry_addr, _entry_state(kind, isa))], got, xlen, isa, resolved)
     listing = [dataclasses.replace(code[a]) for a in sorted(states)]  # their own: origins are this routine's
+    for insn in listing:
+        if insn.addr in resolved:  # a table jump the dataflow resolved (and the flow followed)
+            insn.indirect = False
     index = {r: i for i, r in enumerate(isa.regs)}
     for insn in listing:
         if insn.access and insn.base in index:

@@ -599,6 +599,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                               "address): one sweep ran for both names")
             if r.audit is not None and r.audit.problems:
                 _print_audit_problems(console, r)
+            if r.audit is not None:
+                _print_unfollowed_jumps(console, r)
             if r.reach is not None and not r.reach.complete:
                 _print_never_ran(console, r)
             elif r.executed is None and not r.routine.is_mutant:
@@ -662,6 +664,19 @@ def _print_audit_problems(console: Console, r: RoutineSweep) -> None:
     emit(console, f"[bold]{escape(r.routine.name)}[/]: static audit (copyfuzz audit for the listing)")
     for p in r.audit.problems:
         emit(console, f"  [red]audit[/] {p.addr:#x} {escape(r.audit.sym.describe(p.addr))}: {escape(p.what)}")
+
+
+def _print_unfollowed_jumps(console: Console, r: RoutineSweep) -> None:
+    """Never silent about code the audit could not reach: an indirect jump it did not
+    follow (a jump through a register whose value the dataflow does not know)."""
+    assert r.audit is not None
+    jumps = [i.addr for i in r.audit.listing if i.indirect]
+    if not jumps:
+        return
+    describe = r.audit.sym.describe if r.audit.sym else hex
+    at = ", ".join(escape(describe(a)) for a in jumps[:4]) + (", ..." if len(jumps) > 4 else "")
+    emit(console, f"  {escape(r.routine.name)}: the audit did not follow {plural(len(jumps), 'indirect jump')} "
+                  f"(at {at}): code reached only through {'it' if len(jumps) == 1 else 'them'} is not audited")
 
 
 NEVER_RAN_SHOWN = 12  # instructions listed in the text report (--json has them all)

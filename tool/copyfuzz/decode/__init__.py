@@ -72,6 +72,9 @@ class Isa:
     # What insn leaves in insn.rd, given the registers before it, the GOT's ranges and the
     # address mask of the width.
     written: Callable[[Insn, Read, GotRanges, int], Value]
+    # Where an indirect jump goes when the registers before it say (a jump table whose base
+    # the dataflow knows: ARM's `add pc, r4, ip` after `adr r4, table`); None: not known.
+    table_jump: Callable[[Insn, Read], int | None] | None = None
 
 
 def disassemble_fixed(md: object, blobs: Blobs, decode_one: Callable[[object], Insn],

@@ -19,7 +19,9 @@ r9-r12 as sb, sl, fp, ip); pc is read as the instruction's address + 8, the file
 Flow: b (jump), b<cond> (branch), bl (call), blx (a call into Thumb code or through a
 register: not followed), bx lr, mov pc, lr and a load of pc from sp (pop {..., pc}) are
 returns; `add pc, pc, rX` jumps into the table of instructions after it (entered at
-pc + 8, each entry running on into the next); other writes of pc are indirect jumps;
+pc + 8, each entry running on into the next), and `add pc, rX, rY` into the one at rX when
+the dataflow knows rX (`adr rX, table`: audit.py follows it); other writes of pc are
+indirect jumps;
 udf, bkpt stop. An instruction with a
 condition other than AL may not run (Insn.conditional): a conditional return falls
 through too.
@@ -192,5 +194,16 @@ def _written(insn: Insn, read: Read, got: GotRanges, mask: int) -> Value:
     return union(vals) if vals else UNKNOWN_VALUE
 
 
+def _table_jump(insn: Insn, read: Read) -> int | None:
+    """`add pc, rX, rY[, lsl #n]` with rX a known address of the file (`adr rX, table`:
+    copy_template's CALGN path under CONFIG_CPU_FEROCEON): a jump into the table of
+    instructions at rX, entered at rX + rY and run on from there, as `add pc, pc, rY` is
+    entered at pc + 8: following rX reaches every entry."""
+    if not insn.indirect or base_mnemonic(insn.mnemonic, insn.conditional) != "add" or len(insn.srcs) < 2:
+        return None
+    origins, known = read(insn.srcs[0])
+    return known if known is not None and origins <= {DATA} else None
+
+
 ISA = Isa("arm", _REGS, None, "sp", ("r0", "r1", "r2", "r3"), _CALLER_SAVED, frozenset({"nop"}),
-          _disassemble, _written)
+          _disassemble, _written, _table_jump)
