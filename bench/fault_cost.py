@@ -50,7 +50,7 @@ def main() -> None:
     native.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cc", "-O2", "-o", str(native), str(ROOT / "bench/native_fault.c")], check=True)
 
-    rows = {"no fault (n=8)": [], "1 fault (n=8, src page gone)": [],
+    rows: dict[str, list[float]] = {"no fault (n=8)": [], "1 fault (n=8, src page gone)": [],
             "2 faults (n=64, src fault at 40)": [], "native x86 SIGSEGV round trip": []}
     for _ in range(args.runs):
         rows["no fault (n=8)"].append(us_per_case(elf, 8, NO_FAULT, args.count))

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +63,7 @@ def main() -> int:
             runs[name].append(r)
             print(f"run {k + 1}: {name}: {r['wall_s']} s, {r['unique']} unique triaged, "
                   f"{r['untriaged']} untriaged", file=sys.stderr)
-    rows = [{"tool": name, "median_wall_s": statistics.median(r["wall_s"] for r in rs),
+    rows: list[dict[str, Any]] = [{"tool": name, "median_wall_s": statistics.median(r["wall_s"] for r in rs),
              "wall_s": [r["wall_s"] for r in rs], "unique": [r["unique"] for r in rs],
              "untriaged": [r["untriaged"] for r in rs]} for name, rs in runs.items()]
     if args.json:

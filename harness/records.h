@@ -253,34 +253,34 @@ enum cf_reg_bit {
 	CF_REG_RA = 15, /* returned somewhere other than the return address */
 };
 
-#define CF_RESULT_FIELDS(X)                                                        \
-	X(uint32_t, magic, , "CF_RESULT_MAGIC")                                    \
-	X(uint16_t, type, , "enum cf_result_type")                                 \
-	X(uint16_t, signal, , "the ending (else first) fault's signal number")     \
-	X(uint64_t, id, , "the case id (or a count, see cf_result_type)")          \
-	X(uint32_t, classes, , "every class observed (enum cf_class bits)")        \
-	X(uint32_t, errors, , "classes & the profile's error set")                 \
-	X(uint64_t, ret, , "raw a0 on return (N; for memcpy, the pointer)")        \
-	X(uint64_t, accessible, , "A: leading bytes accessible on both sides")     \
-	X(uint64_t, claimed, , "C = n - N, clamped to [0, n]")                     \
-	X(int64_t, diff_off, , "first wrong byte, relative to dst (may be < 0)")   \
-	X(uint32_t, diff_count, , "bytes that differ from expectation")            \
-	X(uint8_t, diff_want, , "expected byte at diff_off")                       \
-	X(uint8_t, diff_got, , "actual byte at diff_off")                          \
-	X(uint16_t, regs_bad, , "enum cf_reg_bit mask")                            \
-	X(uint64_t, reg_got, , "the first bad register's value")                   \
-	X(uint32_t, faults, , "faults taken during the call")                      \
-	X(uint32_t, aux, , "see cf_result_type")                                   \
-	X(uint64_t, fault_pc, , "ending (else first) fault: instruction address")  \
-	X(uint64_t, fault_addr, , "ending (else first) fault: data address")       \
-	X(uint64_t, fixup_pc, , "that fault: where the table sent it (0: none)")   \
-	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets") \
-	X(uint64_t, src, , "where src was placed")                                 \
-	X(uint64_t, trail_pc, [CF_FAULT_TRAIL], "the faults in order (CF_FAULT_TRAIL)") \
-	X(uint64_t, trail_addr, [CF_FAULT_TRAIL], "their data addresses")          \
+#define CF_RESULT_FIELDS(X)                                                                  \
+	X(uint32_t, magic, , "CF_RESULT_MAGIC")                                              \
+	X(uint16_t, type, , "enum cf_result_type")                                           \
+	X(uint16_t, signal, , "the ending (else first) fault's signal number")               \
+	X(uint64_t, id, , "the case id (or a count, see cf_result_type)")                    \
+	X(uint32_t, classes, , "every class observed (enum cf_class bits)")                  \
+	X(uint32_t, errors, , "classes & the profile's error set")                           \
+	X(uint64_t, ret, , "raw a0 on return (N; for memcpy, the pointer)")                  \
+	X(uint64_t, accessible, , "A: leading bytes accessible on both sides")               \
+	X(uint64_t, claimed, , "C = n - N, clamped to [0, n]")                               \
+	X(int64_t, diff_off, , "first wrong byte, relative to dst (may be < 0)")             \
+	X(uint32_t, diff_count, , "bytes that differ from expectation")                      \
+	X(uint8_t, diff_want, , "expected byte at diff_off")                                 \
+	X(uint8_t, diff_got, , "actual byte at diff_off")                                    \
+	X(uint16_t, regs_bad, , "enum cf_reg_bit mask")                                      \
+	X(uint64_t, reg_got, , "the first bad register's value")                             \
+	X(uint32_t, faults, , "faults taken during the call")                                \
+	X(uint32_t, aux, , "see cf_result_type")                                             \
+	X(uint64_t, fault_pc, , "ending (else first) fault: instruction address")            \
+	X(uint64_t, fault_addr, , "ending (else first) fault: data address")                 \
+	X(uint64_t, fixup_pc, , "that fault: where the table sent it (0: none)")             \
+	X(uint64_t, dst, , "where dst was placed, to turn addresses into offsets")           \
+	X(uint64_t, src, , "where src was placed")                                           \
+	X(uint64_t, trail_pc, [CF_FAULT_TRAIL], "the faults in order (CF_FAULT_TRAIL)")      \
+	X(uint64_t, trail_addr, [CF_FAULT_TRAIL], "their data addresses")                    \
 	X(uint64_t, trail_fixup, [CF_FAULT_TRAIL], "where the table sent each (0: nowhere)") \
-	X(uint32_t, trail_len, , "trail entries in use: min(faults, CF_FAULT_TRAIL)") \
-	X(uint32_t, returned_via, , "1 + the trail index whose fixup led to the return") \
+	X(uint32_t, trail_len, , "trail entries in use: min(faults, CF_FAULT_TRAIL)")        \
+	X(uint32_t, returned_via, , "1 + the trail index whose fixup led to the return")     \
 	X(uint64_t, seal, , "cf_seal() of the record and its place in the stream")
 
 struct cf_result {

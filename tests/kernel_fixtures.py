@@ -33,6 +33,6 @@ def boot_fixtures() -> dict[str, BootFixture]:
     """arch -> its fixture."""
     out = {}
     for path in sorted(BOOT.glob("*.S")):
-        meta = dict(m.groups() for line in path.read_text().splitlines()[:12] if (m := _META.match(line)))
+        meta = {m[1]: m[2] for line in path.read_text().splitlines()[:12] if (m := _META.match(line))}
         out[meta["arch"]] = BootFixture(path, meta["arch"], meta["replaces"], meta["symbol"])
     return out

@@ -12,11 +12,11 @@ import pytest
 from conftest import ROOT, run_cli
 from copyfuzz import atomic, corpus, regressions
 from copyfuzz.errors import CopyfuzzError
-from copyfuzz.routines import discover, find
+from copyfuzz.routines import Routine, discover, find
 from copyfuzz.spec import parse_fields
 
 
-def copy_user():  # type: ignore[no-untyped-def]
+def copy_user() -> Routine:
     return find(discover(ROOT), "riscv/copy_user")
 
 
@@ -71,7 +71,7 @@ SAVE = """
 import sys
 from pathlib import Path
 from copyfuzz import regressions
-from copyfuzz.routines import discover, find
+from copyfuzz.routines import Routine, discover, find
 from copyfuzz.spec import parse_fields
 r = find(discover(Path(sys.argv[1])), "riscv/copy_user")
 spec = parse_fields(r.name, r.kind, "n=5,src_off=4093,src_fault=3")

@@ -124,7 +124,8 @@ def test_a_start_builds_its_own_commands_options_as_the_full_parser_does() -> No
         return dict(action.choices)
 
     def shape(parser: argparse.ArgumentParser) -> list[tuple[object, ...]]:
-        rows = [(tuple(a.option_strings), a.dest, a.default, a.help, a.nargs) for a in parser._actions]
+        rows: list[tuple[object, ...]] = [(tuple(a.option_strings), a.dest, a.default, a.help, a.nargs)
+                                          for a in parser._actions]
         for name, inner in (commands(parser) if parser._subparsers else {}).items():
             rows += [(name, *row) for row in shape(inner)]
         return rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from copyfuzz import executor, plan, records
@@ -34,12 +35,12 @@ def test_parser_handles_any_chunking() -> None:
     stream = _sealed(case, result, done)
     for size in (1, 3, 64, 100, len(stream)):
         parser = StreamParser()
-        items: list[object] = []
+        items: list[Any] = []
         for i in range(0, len(stream), size):
             items += parser.feed(stream[i:i + size])
         parser.finish()
         assert [(type(x), getattr(x, "id", None)) for x in items] == [(NewClassCase, None), (records.Result, 10)]
-        assert items[0].case.n == 3 and items[0].result.classes == 8  # type: ignore[union-attr]
+        assert items[0].case.n == 3 and items[0].result.classes == 8
 
 
 def test_parser_rejects_bad_streams() -> None:

@@ -98,7 +98,7 @@ def test_the_shrinker_moves_a_granule_case_by_granules() -> None:
     out = triage.neighbours(spec, 64)
     assert out and all(s.granule == 16 for s in out)
     faulting = [s for s in out if s.src_fault]
-    assert faulting and all((s.src_off + s.src_fault) % 16 == 0 and s.src_off < 16 for s in faulting
+    assert faulting and all((s.src_off + (s.src_fault or 0)) % 16 == 0 and s.src_off < 16 for s in faulting
                             if s.src_off != spec.src_off)
 
 

@@ -202,9 +202,9 @@ def test_the_driver_claims_once_and_counts_exactly_across_processes(tmp_path: Pa
     assert count(seen, "crash@0x0") == 1 + 2 * len(inputs)
     assert len(list((tmp_path / "findings").glob("driver-*.finding"))) == 1
     # without COPYFUZZ_SEEN every finding aborts, as before
-    p = subprocess.run([str(LIBFUZZER), str(inputs[0])], capture_output=True, text=True, timeout=120,
-                       env=envs.driver_env(executor=tmp_path / "executor.sh", qemu="", plugin="", pin=0, seen=None))
-    assert p.returncode != 0 and "FINDING: crash" in p.stderr
+    once = subprocess.run([str(LIBFUZZER), str(inputs[0])], capture_output=True, text=True, timeout=120,
+                          env=envs.driver_env(executor=tmp_path / "executor.sh", qemu="", plugin="", pin=0, seen=None))
+    assert once.returncode != 0 and "FINDING: crash" in once.stderr
 
 
 def test_shrink_ends_where_no_smaller_neighbour_shows_it() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, run_cli
@@ -18,7 +19,7 @@ ARM64 = ROOT / "tests/fixtures/kernel/arch/arm64/uaccess_extable.S"
 RISCV = "tests/fixtures/kernel/boot/riscv_uaccess.S"
 
 
-def _check(tmp_path: Path, *args: str) -> tuple[int, dict[str, object], str]:
+def _check(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:  # JSON
     proc = run_cli("check", *args, "--max-len", "16", "--jobs", "2", "--json", "--findings", str(tmp_path / "f"))
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
@@ -31,7 +32,7 @@ def test_an_arm64_file_outside_arch_is_arm64_and_a_copy_from_user(tmp_path: Path
     shutil.copy(ARM64, src)
     rc, data, err = _check(tmp_path, str(src), "--symbol", "__arch_copy_from_user")
     assert rc == 0, err
-    (r,) = data["routines"]  # type: ignore[misc]
+    (r,) = data["routines"]
     assert (r["arch"], r["kind"], r["findings"]) == ("arm64", "copy_from_user", {})
     assert "arch arm64 from its instructions" in r["inferred"]["arch"]
     assert "kind copy_from_user from the name __arch_copy_from_user" in r["inferred"]["kind"]
@@ -44,7 +45,7 @@ def test_two_names_of_one_routine_are_copy_and_given_values_are_not_inferred(tmp
     rc, data, err = _check(tmp_path, RISCV, "--symbol", "__asm_copy_from_user", "--symbol", "__clear_user:clear",
                            "--arch", "riscv")
     assert rc == 0, err
-    copy, clear = data["routines"]  # type: ignore[misc]
+    copy, clear = data["routines"]
     assert copy["kind"] == "copy"
     assert "__asm_copy_from_user and __asm_copy_to_user are one routine (their code is one body" in \
         copy["inferred"]["kind"]

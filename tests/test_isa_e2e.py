@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, fuzz_args, run_cli
@@ -361,7 +362,7 @@ def test_a_fault_loop_keeps_its_first_faults_and_its_last() -> None:
     assert [t["number"] for t in fault["trail"]] == [1, 2, 3, 4, fault["count"]] and fault["count"] > 5
 
 
-def _check_kvec(tmp_path: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+def _check_kvec(tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any], str]:  # JSON
     proc = run_cli("check", *KVEC, *extra, "--max-len", "32", "--jobs", "2", "--json",
                    "--findings", str(tmp_path))
     return proc.returncode, json.loads(proc.stdout), proc.stderr

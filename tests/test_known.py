@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -176,7 +177,7 @@ def test_junit_fails_on_new_findings_alone_and_names_the_known_ones() -> None:
     tc = junit.fuzz_testcase(data, {})
     assert tc.outcomes == [] and tc.skipped == "known findings only: no-progress f+0x4 (baseline k.txt:2)"
 
-    entry = {"routine": "r", "cases": 3, "failing_cases": 2, "findings": {"hang": 2, "crash": 1},
+    entry: dict[str, Any] = {"routine": "r", "cases": 3, "failing_cases": 2, "findings": {"hang": 2, "crash": 1},
              "reproducers": {"hang": "r:n=1", "crash": "r:n=2"},
              "unique_findings": [
                  {"class": "hang", "pc": None, "cases": 1, "reproducer": "r:n=1", "known": True, "known_by": "k:1"},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import fuzz_args, run_cli
@@ -20,14 +21,14 @@ pytestmark = pytest.mark.e2e
 OUT = "tests/fixtures/outside"
 
 
-def _check(tmp_path: Path, *args: str, max_len: str = "24") -> tuple[int, dict[str, object] | None, str]:
+def _check(tmp_path: Path, *args: str, max_len: str = "24") -> tuple[int, dict[str, Any] | None, str]:  # JSON
     proc = run_cli("check", *args, "--max-len", max_len, "--jobs", "2", "--json",
                    "--findings", str(tmp_path / "findings"))
     data = json.loads(proc.stdout) if proc.stdout.strip() else None
     return proc.returncode, data, proc.stderr
 
 
-def _routine(data: dict[str, object] | None) -> dict[str, object]:
+def _routine(data: dict[str, Any] | None) -> dict[str, Any]:
     assert data is not None
     routines = data["routines"]
     assert isinstance(routines, list) and len(routines) == 1
@@ -269,13 +270,14 @@ def test_a_function_like_define_builds_and_the_printed_repro_pastes(tmp_path: Pa
     repro = run_cli("repro", spec, *words)
     assert repro.returncode == 1, repro.stderr
     rc, data, _ = _check(tmp_path, src, "--symbol", "cf_func_memcpy", "-D", "CONFIG_IS_ENABLED(x=0")
-    assert rc == 2 and "expected NAME, NAME=VALUE or NAME(ARGS)=VALUE" in str(data["error"])
+    assert rc == 2 and data is not None and "expected NAME, NAME=VALUE or NAME(ARGS)=VALUE" in str(data["error"])
 
 
 def test_a_with_file_that_fails_is_named_and_modelled_glue_is_said(tmp_path: Path) -> None:
     helper = tmp_path / "riscv_v_helpers.c"
     helper.write_text("int cf_helper(void) { return cf_undeclared; }\n")
     rc, data, _ = _check(tmp_path, f"{OUT}/section_memcpy.S", "--symbol", "memcpy", "--with", str(helper))
+    assert data is not None
     error = str(data["error"])
     assert rc == 2 and error.startswith(f"--with {helper} does not build for riscv"), error
     assert "section_memcpy.S is not the file that failed" in error

@@ -183,7 +183,7 @@ def test_a32_memory_access_by_encoding_class(decode: Path, tmp_path: Path) -> No
 def test_riscv_memory_and_vector_classes(decode: Path, tmp_path: Path) -> None:
     code = assemble(tmp_path, "riscv64-linux-gnu-", ["-march=rv64gcv_zicboz", "-mno-relax"],
                     [i for i, *_ in RISCV])
-    insns = []
+    insns: list[bytes | None] = []
     k = 0
     while k < len(code):
         size = 4 if code[k] & 3 == 3 else 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, run_cli
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.e2e
 ZVA = "tests/fixtures/arm64/zva_memset.S"
 
 
-def _check(tmp_path: Path, *args: str) -> tuple[int, dict[str, object], str]:
+def _check(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:  # JSON
     proc = run_cli("check", ZVA, "--symbol", "cf_zva_memset", "--max-len", "200", "--jobs", "2",
                    "--findings", str(tmp_path / "f"), *args)
     return proc.returncode, (json.loads(proc.stdout) if "--json" in args else {"text": proc.stdout}), proc.stderr
@@ -28,7 +29,7 @@ def test_code_that_never_ran_is_no_clean_verdict(tmp_path: Path) -> None:
     runs, and the check says so instead of "clean"."""
     rc, data, err = _check(tmp_path, "--json")
     assert rc == 0, err  # no finding: the exit status stays 0
-    (r,) = data["routines"]  # type: ignore[misc]
+    (r,) = data["routines"]
     assert r["verdict"] == "clean where it ran" and r["findings"] == {}
     ran = r["ran"]
     never = {row["insn"]: row for row in ran["never_ran"]}
@@ -47,7 +48,7 @@ def test_the_length_that_runs_it_is_found_and_a_sweep_to_it_runs_everything(tmp_
     a sweep to that length runs all of the routine and is clean."""
     rc, data, err = _check(tmp_path, "--json")
     assert rc == 0, err
-    (r,) = data["routines"]  # type: ignore[misc]
+    (r,) = data["routines"]
     never = {row["insn"]: row for row in r["ran"]["never_ran"]}
     assert {row["runs_from_n"] for row in never.values()} == {1024}, never
     assert r["ran"]["probe"]["lengths"][0] == 400 and r["ran"]["probe"]["stopped"] is None
@@ -67,7 +68,7 @@ def test_the_length_that_runs_it_is_found_and_a_sweep_to_it_runs_everything(tmp_
 def test_another_qemu_cpu_reaches_it(tmp_path: Path) -> None:
     rc, data, err = _check(tmp_path, "--json", "--cpu", "cortex-a72")
     assert rc == 0, err
-    (r,) = data["routines"]  # type: ignore[misc]
+    (r,) = data["routines"]
     assert r["verdict"] == "clean" and r["qemu_cpu"] == "cortex-a72"
     assert r["ran"]["never_ran"] == [] and r["ran"]["executed"] == r["ran"]["instructions"]
     rc, data, _ = _check(tmp_path, "--json", "--cpu", "no-such-cpu")

@@ -36,7 +36,30 @@ static int sign(int v)
 	return (v > 0) - (v < 0);
 }
 
-/* Buffers of pat bytes with [0, n) at page end - n (ends at the guard) or at an offset. */
+/* memcpy, memcmp and memset on [d, d + n) and [s, s + n); d and s may end at a guard page. */
+static void check_one(uint8_t *d, uint8_t *s, size_t n, size_t da, size_t sa)
+{
+	uint8_t want[MAXN];
+	for (size_t i = 0; i < n; i++)
+		s[i] = (uint8_t)(i * 7 + 1), d[i] = 0xee;
+	if (cfl_memcpy(d, s, n) != d || memcmp(d, s, n))
+		fail("memcpy", n, da, sa);
+	if (cfl_memcmp(d, s, n) != 0)
+		fail("memcmp (equal)", n, da, sa);
+	for (size_t k = 0; k < n; k++) { /* one byte differs, above or below */
+		for (int up = 0; up < 2; up++) {
+			d[k] = (uint8_t)(s[k] + (up ? 1 : -1));
+			if (sign(cfl_memcmp(d, s, n)) != (up ? 1 : -1))
+				fail("memcmp (a difference)", n, da, sa);
+			d[k] = s[k];
+		}
+	}
+	int c = (int)(n * 31 + da) - 128; /* negative too: only the low byte counts */
+	memset(want, (uint8_t)c, n);
+	if (cfl_memset(d, c, n) != d || memcmp(d, want, n))
+		fail("memset", n, da, sa);
+}
+
 int main(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -48,34 +71,13 @@ int main(void)
 		return 1;
 	}
 	uint8_t *a_end = map + page, *b_end = map + 3 * page; /* guard pages follow */
-	uint8_t want[MAXN + 2 * W];
-	for (size_t n = 0; n <= MAXN; n++)
+	for (size_t n = 0; n <= MAXN; n++) {
+		check_one(a_end - n, b_end - n, n, 0, 0); /* both end at their guard page */
 		for (size_t da = 0; da < W; da++)
 			for (size_t sa = 0; sa < W; sa++)
-				for (int at_end = 0; at_end < 2; at_end++) {
-					uint8_t *d = at_end ? a_end - n : a_end - MAXN - W + da;
-					uint8_t *s = at_end ? b_end - n : b_end - MAXN - W + sa;
-					if (at_end && (da || sa))
-						continue; /* the end fixes the alignment */
-					for (size_t i = 0; i < n; i++)
-						s[i] = (uint8_t)(i * 7 + 1), d[i] = 0xee;
-					if (cfl_memcpy(d, s, n) != d || memcmp(d, s, n))
-						fail("memcpy", n, da, sa);
-					if (cfl_memcmp(d, s, n) != 0)
-						fail("memcmp (equal)", n, da, sa);
-					for (size_t k = 0; k < n; k++) { /* one byte differs, above or below */
-						for (int up = 0; up < 2; up++) {
-							d[k] = (uint8_t)(s[k] + (up ? 1 : -1));
-							if (sign(cfl_memcmp(d, s, n)) != (up ? 1 : -1))
-								fail("memcmp (a difference)", n, da, sa);
-							d[k] = s[k];
-						}
-					}
-					int c = (int)(n * 31 + da) - 128; /* negative too: the low byte counts */
-					memset(want, (uint8_t)c, n);
-					if (cfl_memset(d, c, n) != d || memcmp(d, want, n))
-						fail("memset", n, da, sa);
-				}
+				check_one(a_end - MAXN - W + da, b_end - MAXN - W + sa, n, da, sa);
+	}
+	uint8_t want[MAXN + 2 * W];
 	/* memmove both ways, overlapping, bytewise as before */
 	uint8_t *m = map + 2 * page;
 	for (size_t n = 0; n <= MAXN; n++)

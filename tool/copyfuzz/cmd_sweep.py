@@ -222,7 +222,7 @@ def routine_max_len(args: argparse.Namespace, routine: Routine) -> int:
     lowered to the routine's max-len= line (never below --min-len)."""
     if getattr(args, "max_len_given", True) or not routine.max_len:
         return int(args.max_len)
-    return max(args.min_len, min(args.max_len, routine.max_len))
+    return max(int(args.min_len), min(int(args.max_len), routine.max_len))
 
 
 def sweep_plan(cfref: plan.CfRef, args: argparse.Namespace, routine: Routine, profile: str,

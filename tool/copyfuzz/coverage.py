@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import plugin
-from .audit import KERNEL, Audit
+from .audit import Audit
+from .decode import KERNEL
 
 
 @dataclass

@@ -59,7 +59,7 @@ class Snapshot(ctypes.Structure):
 def slot_address(s: "Shm | Snapshot", slot: int) -> int:
     """The instruction address of a per-instruction slot: (pc - lo) / 2, code then fixup."""
     code_slots = (s.code_hi - s.code_lo) // 2
-    return s.code_lo + 2 * slot if slot < code_slots else s.fixup_lo + 2 * (slot - code_slots)
+    return int(s.code_lo + 2 * slot if slot < code_slots else s.fixup_lo + 2 * (slot - code_slots))
 
 
 def address_slot(s: "Shm | Snapshot", addr: int) -> int | None:

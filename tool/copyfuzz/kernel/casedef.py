@@ -137,7 +137,8 @@ class Case:
         return definition().syscall(self.syscall)
 
     def value(self, field: str) -> int | str:
-        return getattr(self, field)
+        value: int | str = getattr(self, field)
+        return value
 
     def spec(self) -> str:
         """The canonical spec: every field, in case.def's order."""
