@@ -71,3 +71,20 @@ def test_a_snapshots_set_slots_are_every_non_zero_slot() -> None:
         snap.slot[slot] = rng.randrange(1, 256)
     walked = [(plugin.slot_address(snap, i), b) for i, b in enumerate(snap.slot) if b]
     assert coverage.set_slots(snap) == walked and len(walked) > 600
+
+
+def test_the_architectures_hint_only_where_its_instructions_are() -> None:
+    """The DC ZVA CPU hint only for code with a `dc zva`, the vector hint only for vector
+    code: never --cpu for an arm64 copy that has no DC ZVA (a new user's review, issue 25)."""
+    from copyfuzz.cmd_sweep import REACH_OTHER, _reach_hint
+    from copyfuzz.decode import Insn
+
+    def insn(mnemonic: str, op_str: str) -> Insn:
+        return Insn(0x100, 4, b"\0" * 4, mnemonic, op_str)
+
+    assert _reach_hint(REACH_OTHER, "arm64", [insn("stp", "x6, x7, [x0]"), insn("dc", "zva, x8")]) == \
+        REACH_OTHER["arm64"]
+    assert _reach_hint(REACH_OTHER, "arm64", [insn("sttr", "x8, [x6, #8]")]) is None
+    assert _reach_hint(REACH_OTHER, "riscv", [insn("vle8.v", "v0, (a1)")]) == REACH_OTHER["riscv"]
+    assert _reach_hint(REACH_OTHER, "riscv", [insn("sd", "a6, 0x10(a0)")]) is None
+    assert _reach_hint(REACH_OTHER, "arm", [insn("pld", "[r1, #0x3c]")]) is None

@@ -325,13 +325,25 @@ def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
                for s1, a1, b1 in spans.get(names[0], []) for s2, a2, b2 in spans.get(names[1], []))
 
 
+def glue_files(root: Path, r: "Routine") -> list[Path]:
+    """copyfuzz's models of the kernel's glue linked with the routine (harness/compat's
+    riscv_v_helpers.c, __memzero): code of ours, not of the file."""
+    return [Path(a) for flag, a in zip(r.link_args[::2], r.link_args[1::2])
+            if flag == "--with" and Path(a).name in checkfile.MODELLED
+            and Path(a).resolve().is_relative_to((root / "harness/compat").resolve())]
+
+
+def in_glue(root: Path, r: "Routine", name: str) -> Path | None:
+    """The model of the glue that defines or names this function, if one does."""
+    pattern = re.compile(rf"(?<![\w.$]){re.escape(name)}(?![\w.$])")
+    return next((g for g in glue_files(root, r) if pattern.search(g.read_text(errors="replace"))), None)
+
+
 def check_not_glue(root: Path, r: "Routine") -> "Routine":
     """A symbol that only copyfuzz's model of the kernel's glue defines (the weak C of
     riscv_v_helpers.c, __memzero) is not the file's routine: refused, rather than checking
     copyfuzz's own stand-in as the file's code. The routine back."""
-    glue = [(flag, a) for flag, a in zip(r.link_args[::2], r.link_args[1::2])
-            if flag == "--with" and Path(a).name in checkfile.MODELLED and Path(a).resolve().is_relative_to(
-                (root / "harness/compat").resolve())]
+    glue = [("--with", str(g)) for g in glue_files(root, r)]
     if not glue or not any(re.search(rf"(?<![\w.$]){re.escape(r.symbol)}(?![\w.$])",
                                      Path(a).read_text(errors="replace")) for _, a in glue):
         return r

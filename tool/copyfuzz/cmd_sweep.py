@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from . import build, executor, files, infer, known, plan, records, signals, targets
 from .audit import Audit, audit_routine
+from .decode import Insn
 from .elfinfo import Symbolizer, routine_symbolizer, source_lines, symbol_values, where
 from .errors import CopyfuzzError
 from .executor import NewClassCase
@@ -60,6 +61,7 @@ class RoutineSweep:
     # Per class whose reproducer a signal ended (crash, unhandled-fault): the signal, its
     # reason, the pc and the code around it (signals.py).
     ended: dict[str, dict[str, object]] = field(default_factory=dict)
+    unfollowed: str = ""  # the audit's indirect jumps it did not follow, said in the text report
     # Per observed class: the fault pc of its reproducer, symbolized (None: it did not
     # fault); per finding class a --known line accepts: that line (known.py).
     pcs: dict[str, str | None] = field(default_factory=dict)
@@ -366,6 +368,7 @@ def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], 
             if not r.reach.complete and r.same_code_as is None:
                 probe_past_the_sweep(root, args, r, log)
         r.ended = ending_signals(root, r)
+        r.unfollowed = unfollowed_jumps(root, r)
         refuse_unrunnable(r)
     return results
 
@@ -599,8 +602,8 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                               "address): one sweep ran for both names")
             if r.audit is not None and r.audit.problems:
                 _print_audit_problems(console, r)
-            if r.audit is not None:
-                _print_unfollowed_jumps(console, r)
+            if r.unfollowed:
+                emit(console, f"  {escape(r.unfollowed)}")
             if r.reach is not None and not r.reach.complete:
                 _print_never_ran(console, r)
             elif r.executed is None and not r.routine.is_mutant:
@@ -666,17 +669,22 @@ def _print_audit_problems(console: Console, r: RoutineSweep) -> None:
         emit(console, f"  [red]audit[/] {p.addr:#x} {escape(r.audit.sym.describe(p.addr))}: {escape(p.what)}")
 
 
-def _print_unfollowed_jumps(console: Console, r: RoutineSweep) -> None:
-    """Never silent about code the audit could not reach: an indirect jump it did not
-    follow (a jump through a register whose value the dataflow does not know)."""
-    assert r.audit is not None
+def unfollowed_jumps(root: Path, r: RoutineSweep) -> str:
+    """Never silent about code the audit could not reach: the indirect jumps it did not
+    follow (through a register whose value the dataflow does not know), where they are,
+    and whether they are in copyfuzz's model of the kernel's C glue rather than the file;
+    "" when there are none."""
+    if r.audit is None:
+        return ""
     jumps = [i.addr for i in r.audit.listing if i.indirect]
     if not jumps:
-        return
+        return ""
     describe = r.audit.sym.describe if r.audit.sym else hex
-    at = ", ".join(escape(describe(a)) for a in jumps[:4]) + (", ..." if len(jumps) > 4 else "")
-    emit(console, f"  {escape(r.routine.name)}: the audit did not follow {plural(len(jumps), 'indirect jump')} "
-                  f"(at {at}): code reached only through {'it' if len(jumps) == 1 else 'them'} is not audited")
+    at = ", ".join(describe(a) for a in jumps[:4]) + (", ..." if len(jumps) > 4 else "")
+    models = {m.name for m in (build.in_glue(root, r.routine, describe(a).split("+")[0]) for a in jumps) if m}
+    ours = f"; in copyfuzz's model of the kernel's glue ({', '.join(sorted(models))}), not the file" if models else ""
+    return (f"{r.routine.name}: the audit did not follow {plural(len(jumps), 'indirect jump')} (at {at}): code "
+            f"reached only through {'it' if len(jumps) == 1 else 'them'} is not audited{ours}")
 
 
 NEVER_RAN_SHOWN = 12  # instructions listed in the text report (--json has them all)
@@ -687,6 +695,16 @@ REACH_OTHER = {
 }
 # ... and what may reach it at shorter lengths than the probe's (a block size the CPU sets).
 REACH_SOONER = {"arm64": REACH_OTHER["arm64"]}
+
+
+def _reach_hint(hints: dict[str, str], arch: str, insns: list[Insn]) -> str | None:
+    """The architecture's hint, only where these instructions are of the kind it reaches:
+    arm64's DC ZVA (its block size is the CPU's), RISC-V's vector code; never the DC ZVA
+    hint for a copy that has none (a new user's review, issue 25)."""
+    kinds: dict[str, Callable[[Insn], bool]] = {"arm64": lambda i: i.mnemonic == "dc" and "zva" in i.op_str,
+                                                "riscv": lambda i: i.mnemonic.startswith("v")}
+    applies = kinds.get(arch)
+    return hints.get(arch) if applies is not None and any(applies(i) for i in insns) else None
 
 
 def _print_never_ran(console: Console, r: RoutineSweep) -> None:
@@ -715,7 +733,8 @@ def probe_line(reach: Reach, arch: str) -> str:
     would judge it, and what else may reach the rest (never "a longer --max-len" once the
     probe ran to its cap without reaching it)."""
     probe = reach.probe
-    other = REACH_OTHER.get(arch)
+    other = _reach_hint(REACH_OTHER, arch, [i for i in reach.missed if reach.runs_from(i.addr) is None])
+    sooner = _reach_hint(REACH_SOONER, arch, reach.missed)
     if probe is None:
         return "no probe past the sweep ran (another name's sweep: see it)"
     span = f"n = {probe.lengths[0]}..{probe.lengths[-1]}" if probe.lengths else "no longer n"
@@ -725,8 +744,7 @@ def probe_line(reach: Reach, arch: str) -> str:
     firsts = [n for n in (reach.runs_from(i.addr) for i in reach.missed) if n is not None]
     if firsts:
         line = (f"{what} ran {len(firsts)} of {len(reach.missed)}: sweep with --max-len {max(firsts)} "
-                "to judge them" + (f"; {REACH_SOONER[arch]} may reach them at shorter lengths"
-                                   if arch in REACH_SOONER else ""))
+                "to judge them" + (f"; {sooner} may reach them at shorter lengths" if sooner else ""))
         if len(firsts) == len(reach.missed):
             return line
         rest = len(reach.missed) - len(firsts)
