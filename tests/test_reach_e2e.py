@@ -147,3 +147,7 @@ def test_a_finding_of_the_probe_is_a_finding(tmp_path: Path) -> None:
     assert spec in "".join(p.read_text() for p in tmp_path.rglob("*.jsonl"))
     repro = run_cli("repro", spec, "--kind", "memcpy", "--json")
     assert repro.returncode == 1 and "wrong-data" in json.loads(repro.stdout)["classes"], repro.stderr
+    # in the table, the class is marked as found past the sweep's lengths, not in them
+    text = run_cli("check", path, "--symbol", "cf_long_memcpy:memcpy", "--max-len", "64", "--findings",
+                   str(tmp_path)).stdout
+    assert "(past --max-len)" in " ".join(text.split()), text

@@ -548,16 +548,19 @@ def _json_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep
     return report
 
 
-def _classes_cell(counts: dict[str, int]) -> str:
-    return ", ".join(f"{c} {n}" for c, n in counts.items())
+def _classes_cell(counts: dict[str, int], past: frozenset[str] = frozenset()) -> str:
+    return ", ".join(f"{c} {n}" + (" (past --max-len)" if c in past else "") for c, n in counts.items())
 
 
 def _findings_cell(r: RoutineSweep) -> str:
-    """New findings in red, known ones (--known) marked so, or clean."""
+    """New findings in red, known ones (--known) marked so, or clean; a class only the
+    probe past the sweep showed is marked so (its cases are longer than --max-len)."""
     if not r.findings:
         return "[green]clean[/]" if r.verdict == "clean" else "[yellow]clean where it ran[/]"
-    new = _classes_cell(r.new_findings)
-    old = _classes_cell({c: n for c, n in r.findings.items() if c in r.known})
+    probe = r.reach.probe if r.reach is not None else None
+    past = frozenset(c for c, n in r.findings.items() if probe is not None and probe.findings.get(c) == n)
+    new = _classes_cell(r.new_findings, past)
+    old = _classes_cell({c: n for c, n in r.findings.items() if c in r.known}, past)
     return ", ".join(filter(None, [f"[red]{new}[/]" if new else "", f"[yellow]{old} (known)[/]" if old else ""]))
 
 
