@@ -271,11 +271,13 @@ def _symbolizer(root: Path, routine: Routine) -> Symbolizer | None:
     return routine_symbolizer(root, routine, info)
 
 
-def describe_fault_pc(root: Path, routine: Routine, result: records.Result) -> str:
-    """`0x1234 (symbol+0x10)`, as repro shows it; "" when the case did not fault."""
+def describe_fault_pc(root: Path, routine: Routine, result: records.Result,
+                      sym: Symbolizer | None = None) -> str:
+    """`0x1234 (symbol+0x10)`, as repro shows it; "" when the case did not fault. sym: the
+    routine's symbolizer, when the caller has it."""
     if not result.faults:
         return ""
-    named = where(_symbolizer(root, routine), result.fault_pc)
+    named = where(sym or _symbolizer(root, routine), result.fault_pc)
     hexpc = f"{result.fault_pc:#x}"
     return hexpc if named == hexpc else f"{hexpc} ({named})"
 
@@ -298,9 +300,10 @@ def triage(root: Path, routine: Routine, profile: str, regressions_dir: Path, en
         if small != spec:
             result = run_one(server, profile, small, 0)
     classes = result.error_list
-    fault_pc = describe_fault_pc(root, routine, result)
+    sym = _symbolizer(root, routine) if result.faults else None  # read once, for the pc and the trail
+    fault_pc = describe_fault_pc(root, routine, result, sym)
     path, new = regressions.save(regressions_dir, routine, small, cls, classes, engine=engine,
                                  fault_pc=fault_pc, profile=profile)
-    faults = known.fault_trail(_symbolizer(root, routine), result) if result.faults > 1 else []
+    faults = known.fault_trail(sym, result)
     return CampaignFinding(cls, classes, format_spec(small), fault_pc, artifact, str(path), new,
                            shrunk_from=format_spec(spec) if small != spec else "", shrink_cut=cut, faults=faults)
