@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tool"))
@@ -52,7 +53,7 @@ def target_args(routine: str) -> list[str]:
     return [routine]
 
 
-def campaign(routine: str, engine: str, seconds: int, jobs: int, seed: int) -> dict:
+def campaign(routine: str, engine: str, seconds: int, jobs: int, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="copyfuzz-kg-bench-") as tmp:
         t = Path(tmp)
         proc = subprocess.run([str(ROOT / "copyfuzz"), "fuzz", *target_args(routine), "--engine", engine,
@@ -127,7 +128,7 @@ def main() -> None:
         replay(args.replay, args.runs)
         return
     modes = [(e, pair) for e in (args.engine or ["libfuzzer", "afl"]) for pair in pairs]
-    results: dict[tuple[str, str], list[dict]] = {}
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run in range(args.runs):
         for engine, pair in modes[run % len(modes):] + modes[:run % len(modes)]:
             order = pair if run % 2 else pair[::-1]

@@ -114,7 +114,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class Scheduling(LoadScopeScheduling):
+    class Scheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no types
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(APART_FROM_EACH_OTHER):
                 return " + ".join(APART_FROM_EACH_OTHER)

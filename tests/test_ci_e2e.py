@@ -173,9 +173,11 @@ def test_junit_writer_on_hand_made_results(tmp_path: Path) -> None:
 
 # ---- campaign.sh ----
 
+Campaign = tuple[subprocess.CompletedProcess[str], Path]  # the run and its directory
+
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> Campaign:
     """The mutant first, then the correct routine, with two engines: the campaign must go
     on after the finding. AFL++ instances are named after host 'b'. --until ends the
     mutant's runs at their finding; the correct routine's run their --time."""
@@ -186,7 +188,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     return proc, tmp
 
 
-def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign) -> None:
+def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign: Campaign) -> None:
     proc, tmp = campaign
     art = tmp / "art"
     assert proc.returncode == 1, show(proc)
@@ -218,7 +220,7 @@ def test_campaign_is_red_on_the_mutant_and_green_on_the_routine(campaign) -> Non
     assert (art / STEM[CLEAN] / "afl" / "findings" / "afl" / "main-b" / "queue").is_dir()
 
 
-def test_campaign_green_resumes_the_corpus_cache(campaign) -> None:
+def test_campaign_green_resumes_the_corpus_cache(campaign: Campaign) -> None:
     _, tmp = campaign
     cache = tmp / "cache" / STEM[CLEAN]
     before = sum(1 for _ in cache.iterdir())
@@ -237,7 +239,7 @@ def test_campaign_on_a_kernel_file_then_replay_is_red(tmp_path: Path) -> None:
     replay must fail (the kernel patch brought the bug back)."""
     art = tmp_path / "art"
     proc = ci("campaign.sh", "--file", MUTANT_FILE, "--symbol", "__asm_copy_to_user:copy", "--engines",
-              "hypothesis", "--time", budget(5), "--seed", "3", "--artifacts", art)
+              "hypothesis", "--time", budget(5), "--until", "wrong-data", "--seed", "3", "--artifacts", art)
     assert proc.returncode == 1, show(proc)
     name = f"{MUTANT_FILE}:__asm_copy_to_user"
     (tc,) = junit(art / "junit.xml").values()
@@ -308,7 +310,7 @@ def test_campaign_unknown_target_exits_2_with_a_report(tmp_path: Path, args: lis
 # ---- replay.sh ----
 
 
-def test_replay_is_green_on_the_catalogue_and_red_when_a_mutant_escapes(campaign, tmp_path: Path) -> None:
+def test_replay_is_green_on_the_catalogue_and_red_when_a_mutant_escapes(campaign: Campaign, tmp_path: Path) -> None:
     _, tmp = campaign
     corpora = tmp_path / "corpora"
     shutil.copytree(tmp / "cache", corpora)
@@ -348,7 +350,7 @@ def test_replay_bad_input_and_nothing_to_replay(tmp_path: Path) -> None:
 # ---- minimise-corpus.sh ----
 
 
-def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign, tmp_path: Path) -> None:
+def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign: Campaign, tmp_path: Path) -> None:
     _, tmp = campaign
     cache = tmp_path / "cache"
     shutil.copytree(tmp / "cache", cache)
@@ -369,7 +371,7 @@ def test_minimise_corpus_shrinks_the_cache_and_stays_clean(campaign, tmp_path: P
 # ---- AFL++ across hosts ----
 
 
-def test_afl_sync_brings_another_hosts_queue_that_afl_imports(campaign, tmp_path: Path) -> None:
+def test_afl_sync_brings_another_hosts_queue_that_afl_imports(campaign: Campaign, tmp_path: Path) -> None:
     """Host b's main-b queue (from the campaign) into host a's output dir; host a's next
     run imports it first thing (AFL_IMPORT_FIRST with --afl-host; AFL++ records what it
     took in main-a/.synced/main-b and names the entries sync:main-b)."""

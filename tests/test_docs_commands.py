@@ -40,6 +40,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -403,7 +404,7 @@ def copy_build(into: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def runner():
+def runner() -> Iterator[Runner]:
     root = Path(tempfile.mkdtemp(prefix="copyfuzz-docs-"))
     keep = os.environ.get("COPYFUZZ_DOCS_KEEP") == "1"
     try:
@@ -436,26 +437,26 @@ def tail(output: str, lines: int = OUTPUT_TAIL_LINES) -> str:
 # ---------------------------------------------------------------- tests
 
 
-def test_docs_follow_the_convention():
+def test_docs_follow_the_convention() -> None:
     assert not PROBLEMS, "\n".join(PROBLEMS)
 
 
-def test_the_long_pages_are_pages():
+def test_the_long_pages_are_pages() -> None:
     pages = {c.page for c in COMMANDS}
     assert set(LONG_PAGES) <= pages, f"LONG_PAGES names pages with no commands: {set(LONG_PAGES) - pages}"
 
 
-def test_docs_have_commands():
+def test_docs_have_commands() -> None:
     assert len([c for c in COMMANDS if not c.not_run]) >= 20, "the docs test found almost no commands"
 
 
-def test_at_most_a_couple_of_commands_are_not_run():
+def test_at_most_a_couple_of_commands_are_not_run() -> None:
     not_run = [c for c in COMMANDS if c.not_run and not c.tier]
     distinct = {normalise(c.text) for c in not_run}
     assert len(distinct) <= MAX_NOT_RUN, "\n".join(f"{c.where}: {c.text}  ({c.not_run})" for c in not_run)
 
 
-def test_a_command_run_once_for_two_pages_expects_one_status():
+def test_a_command_run_once_for_two_pages_expects_one_status() -> None:
     first: dict[tuple[str, ...], Command] = {}
     clashes = []
     for c, key in STATE_KEYS.items():
@@ -466,7 +467,7 @@ def test_a_command_run_once_for_two_pages_expects_one_status():
                          "statuses (it runs once):\n" + "\n".join(clashes))
 
 
-def test_every_docs_page_is_in_the_index():
+def test_every_docs_page_is_in_the_index() -> None:
     index = (ROOT / "docs" / "README.md").read_text()
     missing = [p.name for p in sorted((ROOT / "docs").glob("*.md"))
                if p.name != "README.md" and f"]({p.name})" not in index]
@@ -488,7 +489,7 @@ def anchors(text: str) -> set[str]:
     return out
 
 
-def test_relative_links_resolve():
+def test_relative_links_resolve() -> None:
     broken = []
     for page in doc_pages():
         for target in re.findall(r"\]\(([^)\s]+)\)", prose((ROOT / page).read_text())):

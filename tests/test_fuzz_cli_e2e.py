@@ -96,8 +96,11 @@ def test_encode_round_trips(kind: str) -> None:
         assert fuzzinput.decode(fuzzinput.encode(spec), kind, routine="r") == spec
 
 
+Campaign = tuple[subprocess.CompletedProcess[str], Path]  # the run and its directory
+
+
 @pytest.fixture(scope="module")
-def mutant_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+def mutant_campaign(tmp_path_factory: pytest.TempPathFactory) -> Campaign:
     tmp = tmp_path_factory.mktemp("wrong-shift")
     proc = run_cli("fuzz", "riscv/mutants/wrong-shift", "--time", budget(300), "--until", "wrong-data", "--seed", "1",
                    "--corpus", str(tmp / "corpus"), "--findings", str(tmp / "findings"),
@@ -105,7 +108,7 @@ def mutant_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[subproces
     return proc, tmp
 
 
-def test_fuzz_finds_the_mutant_and_saves_a_regression(mutant_campaign) -> None:
+def test_fuzz_finds_the_mutant_and_saves_a_regression(mutant_campaign: Campaign) -> None:
     proc, tmp = mutant_campaign
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     assert "wrong-data" in proc.stdout
@@ -119,14 +122,14 @@ def test_fuzz_finds_the_mutant_and_saves_a_regression(mutant_campaign) -> None:
     assert repro.returncode == 1 and "wrong-data" in repro.stdout, repro.stdout + repro.stderr
 
 
-def test_replay_of_the_regressions_reproduces(mutant_campaign) -> None:
+def test_replay_of_the_regressions_reproduces(mutant_campaign: Campaign) -> None:
     _, tmp = mutant_campaign
     proc = run_cli("replay", str(tmp / "regressions"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "riscv/mutants/wrong-shift" in proc.stdout and "wrong-data" in proc.stdout
 
 
-def test_repro_of_a_libfuzzer_finding_and_of_its_raw_input(mutant_campaign) -> None:
+def test_repro_of_a_libfuzzer_finding_and_of_its_raw_input(mutant_campaign: Campaign) -> None:
     _, tmp = mutant_campaign
     finding = sorted((tmp / "findings").glob("driver-*.finding"))[0]
     fields = dict(line.partition("=")[::2] for line in finding.read_text().splitlines())

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, budget, run_cli
@@ -36,6 +37,9 @@ FAULTING = "riscv/mutants/fixup-full-size"
 LIBFUZZER = paths.libfuzzer_target(ROOT)
 
 
+Report = dict[str, Any]  # a campaign's --json report
+
+
 @pytest.fixture(scope="module", autouse=True)
 def built() -> None:
     subprocess.run(["make", "-s", "all", "fuzz-targets"], cwd=ROOT, check=True)
@@ -45,12 +49,13 @@ def routine(name: str) -> routines.Routine:
     return routines.find(routines.discover(ROOT), name)
 
 
-def fuzz(tmp: Path, name: str, engine: str, seconds: int, *more: str) -> dict:
+def fuzz(tmp: Path, name: str, engine: str, seconds: int, *more: str) -> dict[str, Any]:
     proc = run_cli("fuzz", name, "--engine", engine, "--time", budget(seconds), "--seed", "7", "--json",
                    "--corpus", str(tmp / "corpus"), "--findings", str(tmp / "findings"),
                    "--regressions", str(tmp / "regressions"), *more, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
 
 
 def sweep_smallest(name: str, max_len: int, tmp: Path) -> dict[str, str]:
@@ -73,12 +78,12 @@ def no_larger(spec: str, than: str, name: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def libfuzzer_dense(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def libfuzzer_dense(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return fuzz(tmp_path_factory.mktemp("lf"), DENSE, "libfuzzer", 4)
 
 
 @pytest.fixture(scope="module")
-def afl_dense(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def afl_dense(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert shutil.which("afl-fuzz"), "afl-fuzz is missing"
     return fuzz(tmp_path_factory.mktemp("afl"), DENSE, "afl", 5)
 
@@ -93,13 +98,14 @@ def faulting_sweep(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return sweep_smallest(FAULTING, 4, tmp_path_factory.mktemp("sweep"))
 
 
-def dense_unique(rep: dict) -> dict:
-    (u,) = [u for u in rep["unique"] if u["key"] == "store-out-of-bounds *"]
+def dense_unique(rep: dict[str, Any]) -> dict[str, Any]:
+    found: list[dict[str, Any]] = [u for u in rep["unique"] if u["key"] == "store-out-of-bounds *"]
+    (u,) = found
     return u
 
 
 @pytest.mark.parametrize("engine", ["libfuzzer", "afl"])
-def test_a_repeated_finding_is_counted_not_restarted(engine: str, libfuzzer_dense: dict, afl_dense: dict) -> None:
+def test_a_repeated_finding_is_counted_not_restarted(engine: str, libfuzzer_dense: Report, afl_dense: Report) -> None:
     rep = libfuzzer_dense if engine == "libfuzzer" else afl_dense
     u = dense_unique(rep)
     # one artifact, many inputs: the engine went on past the finding
@@ -112,7 +118,7 @@ def test_a_repeated_finding_is_counted_not_restarted(engine: str, libfuzzer_dens
 
 
 @pytest.mark.parametrize("engine", ["libfuzzer", "afl"])
-def test_the_saved_reproducer_is_no_larger_than_the_sweeps(engine: str, libfuzzer_dense: dict, afl_dense: dict,
+def test_the_saved_reproducer_is_no_larger_than_the_sweeps(engine: str, libfuzzer_dense: Report, afl_dense: Report,
                                                          dense_sweep: dict[str, str]) -> None:
     rep = libfuzzer_dense if engine == "libfuzzer" else afl_dense
     compared = 0

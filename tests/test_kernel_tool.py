@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
+from copyfuzz import targets
 from copyfuzz.errors import CopyfuzzError
 from copyfuzz.kernel import build, confirm, initramfs, inputs, options, source, sweep
 
@@ -84,7 +85,7 @@ def test_the_farm_links_every_file_but_an_in_tree_builds_state(tmp_path: Path) -
     link = farm / "arch" / "riscv" / "lib" / "uaccess.S"
     assert link.is_symlink() and link.read_text() == "/* original */\n"
     assert not (farm / ".config").exists() and not (farm / "include" / "config").exists()
-    req = build.Request(build.targets.get("riscv"), source.tree(tree), (("arch/riscv/lib/uaccess.S", b"new\n"),))
+    req = build.Request(targets.get("riscv"), source.tree(tree), (("arch/riscv/lib/uaccess.S", b"new\n"),))
     copied = build._place_replacements(req, farm, set())
     assert not link.is_symlink() and link.read_text() == "new\n"
     assert (tree / "arch" / "riscv" / "lib" / "uaccess.S").read_text() == "/* original */\n"  # the tree untouched
@@ -288,7 +289,6 @@ def test_an_architectures_default_sweep_is_said_and_yields_to_the_users_choice()
     """32-bit ARM's default --max-len is its own (software PAN's TLB flushes under TCG), the
     report says so with the way back to 256; a --max-len the user gave is never changed,
     and the other architectures keep the prober's own default."""
-    from copyfuzz import targets
     from copyfuzz.kernel import runner
 
     extra, notes = runner.arch_defaults(argparse.Namespace(max_len=None), targets.ARM)

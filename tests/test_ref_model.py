@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from copyfuzz import envs, paths, records
@@ -50,7 +51,7 @@ def lib() -> ctypes.CDLL:
 
 def model(kind: int, profile: str, n: int, sf: int | None, df: int | None, outcome: str, ret: int,
           dst_ptr: int, regs_bad: int, sum_on: bool, src: bytes, before: bytes, after: bytes, hi: int,
-          fill: int = 0, disp: int = 0):
+          fill: int = 0, disp: int = 0) -> tuple[int, int, set[str], set[str], list[tuple[int, str]]]:
     """The contract, byte by byte. before/after/src are indexed from -W (src from 0).
     memset stores the low byte of its int; memmove's source (src[], its bytes before the
     call) lies at dst - disp below the same guard as dst."""
@@ -105,7 +106,7 @@ def model(kind: int, profile: str, n: int, sf: int | None, df: int | None, outco
 
 
 @st.composite
-def scenarios(draw):
+def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(st.sampled_from([COPY, CLEAR, MEMCPY, MEMSET, MEMMOVE]))
     n = draw(st.integers(0, 80))
     fault = st.one_of(st.none(), st.integers(0, n + 20))
@@ -137,7 +138,7 @@ def scenarios(draw):
 
 @settings(max_examples=envs.test_budget(600), deadline=None)
 @given(scenarios())
-def test_oracle_matches_model(lib, sc):
+def test_oracle_matches_model(lib: ctypes.CDLL, sc: dict[str, Any]) -> None:
     src = ctypes.create_string_buffer(sc["src"], len(sc["src"]))
     before = ctypes.create_string_buffer(sc["before"], len(sc["before"]))
     after = ctypes.create_string_buffer(sc["after"], len(sc["after"]))

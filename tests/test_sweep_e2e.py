@@ -39,7 +39,8 @@ def built() -> None:
 def routines(built: None) -> list[dict[str, Any]]:
     proc = run_cli("list", "--json")
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    listed: list[dict[str, Any]] = json.loads(proc.stdout)
+    return listed
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def mutant_report(built: None, tmp_path_factory: pytest.TempPathFactory) -> dict
     proc = run_cli("sweep", "*/mutants/*", "--json", "--max-len", MUTANT_MAX_LEN,
                    "--findings", str(findings))
     assert "Traceback" not in proc.stderr
-    report = json.loads(proc.stdout)
+    report: dict[str, Any] = json.loads(proc.stdout)
     report["_exit"] = proc.returncode
     report["_findings_dir"] = str(findings)
     return report
