@@ -33,6 +33,12 @@ os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f
 # 9 s, and the other worker's test stalled for the campaign's whole time (docs/perf.md).
 os.environ.setdefault("COPYFUZZ_PIN", "0")
 
+# One executor per sweep (COPYFUZZ_JOBS, the default --jobs): the suite's workers already
+# keep both CPUs busy, and a second shard per sweep only added its own start-up and
+# translation; a quarter less CPU for the e2e modules (docs/perf.md). Tests of shards pass
+# --jobs themselves; the docs' commands run with the user's default.
+os.environ.setdefault("COPYFUZZ_JOBS", "1")
+
 
 def budget(seconds: float, least: int = 1) -> str:
     """A test campaign's --time, scaled by the suite's one budget (COPYFUZZ_TEST_BUDGET)."""

@@ -338,3 +338,17 @@ def test_a_json_check_loads_neither_rich_nor_the_kernel_modules(tmp_path: Path) 
     assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, "rich was loaded"
     heavy = {"copyfuzz.kernel.runner", "copyfuzz.kernel.build", "copyfuzz.kernel.report", "copyfuzz.cmd_confirm"}
     assert not loaded & heavy, loaded & heavy
+
+
+def test_the_executors_default_jobs_come_from_copyfuzz_jobs(tmp_path: Path) -> None:
+    """--jobs not given: COPYFUZZ_JOBS, else one per CPU; --jobs wins; a bad value is one line."""
+    def jobs(*args: str, env: str | None) -> int:
+        proc = run_cli("sweep", "riscv/copy_user", "--max-len", "1", "--json", "--findings", str(tmp_path), *args,
+                       env={"COPYFUZZ_JOBS": env} if env is not None else {})
+        assert proc.returncode == 0, proc.stderr
+        return int(json.loads(proc.stdout)["jobs"])
+
+    assert jobs(env="3") == 3 and jobs("--jobs", "2", env="3") == 2
+    assert jobs(env="") == (os.cpu_count() or 1)
+    bad = run_cli("sweep", "riscv/copy_user", "--max-len", "1", "--findings", str(tmp_path), env={"COPYFUZZ_JOBS": "x"})
+    assert bad.returncode == 2 and bad.stderr == "copyfuzz: COPYFUZZ_JOBS: must be an integer, not 'x'\n", bad.stderr

@@ -39,6 +39,21 @@ class _Parser(argparse.ArgumentParser):
         raise CopyfuzzError(f"{message} (see '{self.prog} --help')")
 
 
+def settle_jobs(args: argparse.Namespace) -> None:
+    """An executor --jobs not given: COPYFUZZ_JOBS (a machine or a test suite that runs
+    several commands at once), else one per CPU. A campaign's --jobs has its own default."""
+    if "jobs" not in args or args.jobs is not None:
+        return
+    text = envs.value("COPYFUZZ_JOBS")
+    if not text:
+        args.jobs = os.cpu_count() or 1
+        return
+    try:
+        args.jobs = _int_in(1, 1024)(text)
+    except argparse.ArgumentTypeError as e:
+        raise CopyfuzzError(f"COPYFUZZ_JOBS: {e}") from None
+
+
 def _int_in(lo: int, hi: int) -> Callable[[str], int]:
     """An integer option within [lo, hi]; argparse prefixes the option name to errors."""
 
@@ -154,8 +169,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     help="longest n of each version's exhaustive sweep (default 256)")
     hs.add_argument("--min-len", type=_int_in(0, records.MAX_LEN), default=0, metavar="M",
                     help="shortest n of the exhaustive sweep (default 0)")
-    hs.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
-                    help="executor processes, used by one version after another (default: number of CPUs)")
+    hs.add_argument("--jobs", type=_int_in(1, 1024), metavar="N",
+                    help="executor processes, used by one version after another (default: COPYFUZZ_JOBS, "
+                         "else the number of CPUs)")
     hs.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                     help="per-case watchdog of the executor")
     hs.add_argument("--memcheck", action="store_true", help="run under the QEMU plugin (as sweep --memcheck)")
@@ -373,8 +389,8 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="seed of the random phase (default: a fresh one, printed)")
     p.add_argument("--random-max-len", type=_int_in(1, records.MAX_LEN), metavar="R",
                    help="longest n of the random phase (default 65536)")
-    p.add_argument("--jobs", type=_int_in(1, 1024), default=os.cpu_count() or 1, metavar="N",
-                   help="executor processes per routine (default: number of CPUs)")
+    p.add_argument("--jobs", type=_int_in(1, 1024), metavar="N",
+                   help="executor processes per routine (default: COPYFUZZ_JOBS, else the number of CPUs)")
     p.add_argument("--timeout-ms", type=_int_in(1, records.EXEC_TIMEOUT_MS_MAX), metavar="T",
                    help="per-case watchdog of the executor")
     p.add_argument("--findings", type=Path, default=Path("findings"), metavar="DIR",
@@ -480,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(words)
         envs.warn_unknown()
         settle_isa(args)
+        settle_jobs(args)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)
