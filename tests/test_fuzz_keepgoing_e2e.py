@@ -79,7 +79,7 @@ def no_larger(spec: str, than: str, name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def libfuzzer_dense(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return fuzz(tmp_path_factory.mktemp("lf"), DENSE, "libfuzzer", 4)
+    return fuzz(tmp_path_factory.mktemp("lf"), DENSE, "libfuzzer", 2)  # thousands of finding inputs a second
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,8 @@ def test_the_saved_reproducer_is_no_larger_than_the_sweeps(engine: str, libfuzze
 
 
 def test_the_summary_lists_each_unique_finding_once(tmp_path: Path) -> None:
-    proc = run_cli("fuzz", DENSE, "--time", budget(3), "--seed", "3", "--corpus", str(tmp_path / "c"),
+    # one second: thousands of inputs show the class (6,000 to 10,000 here), one line
+    proc = run_cli("fuzz", DENSE, "--time", budget(1), "--seed", "3", "--corpus", str(tmp_path / "c"),
                    "--findings", str(tmp_path / "f"), "--regressions", str(tmp_path / "r"), timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
     lines = [line for line in proc.stdout.splitlines() if "store-out-of-bounds *" in line]
