@@ -145,7 +145,8 @@ def test_repro_of_a_libfuzzer_finding_and_of_its_raw_input(mutant_campaign: Camp
 
 def test_fuzz_of_a_correct_routine_is_clean_and_grows_a_corpus(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
-    proc = run_cli("fuzz", "riscv/copy_user", "--time", budget(5), "--jobs", "2", "--corpus", str(corpus),
+    # 2 s: some 28,000 cases (over 1000 asserted) and both workers' snapshots (one at exit)
+    proc = run_cli("fuzz", "riscv/copy_user", "--time", budget(2), "--jobs", "2", "--corpus", str(corpus),
                    "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "reg"),
                    "--json", timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]

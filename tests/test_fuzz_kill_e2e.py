@@ -148,7 +148,8 @@ def test_killing_a_clean_campaign_midway_and_resuming(tmp_path: Path) -> None:
     wait_for(lambda: len(files(tmp_path / "corpus")) >= 20, 120, proc)
     kill_campaign(proc)
     corpus = files(tmp_path / "corpus")
-    again = run_cli(*args(tmp_path, "riscv/copy_user", "libfuzzer", 3), "--json", timeout=300)
+    # 1 s: asserted is what the rerun does to the corpus it resumes (keeps it), not what it adds
+    again = run_cli(*args(tmp_path, "riscv/copy_user", "libfuzzer", 1), "--json", timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr[-2000:]
     rep = json.loads(again.stdout)
     assert rep["corpus_size"] >= len(corpus) and not rep["finds"]
@@ -161,7 +162,9 @@ def test_killing_an_afl_campaign_and_resuming_from_its_queue(tmp_path: Path) -> 
     wait_for(lambda: len(list(queue.glob("id:*"))) >= 5, 120, proc)
     kill_campaign(proc)
     kept = {p.name for p in queue.glob("id:*")}
-    again = run_cli(*args(tmp_path, "riscv/copy_user", "afl", 5), "--json", timeout=300)
+    # afl-fuzz says it resumes as it starts, and the queue is copied at the end however far
+    # it got: 3 s are plenty (it was 5)
+    again = run_cli(*args(tmp_path, "riscv/copy_user", "afl", 3), "--json", timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
     log = (tmp_path / "findings/.logs/afl-default.log").read_text(errors="replace")
     assert "resum" in log.lower(), log[-2000:]  # afl-fuzz -i - : the queue is its input
@@ -169,7 +172,9 @@ def test_killing_an_afl_campaign_and_resuming_from_its_queue(tmp_path: Path) -> 
 
 
 def test_an_executor_killed_under_the_driver_is_a_crash_and_the_campaign_goes_on(tmp_path: Path) -> None:
-    proc = start(tmp_path, "riscv/copy_user", "libfuzzer", 5)
+    # The first coverage snapshot, when the kill comes, was there 0.6 to 1.2 s after the
+    # start (with both CPUs busy besides), some 0.3 s into the 3 s of fuzzing.
+    proc = start(tmp_path, "riscv/copy_user", "libfuzzer", 3)
     elf = str(paths.executor(ROOT, "riscv/copy_user", 64))
     wait_for(lambda: list((tmp_path / "findings").glob(".runs/*/coverage/cov-*")), 60, proc)
 
@@ -184,7 +189,7 @@ def test_an_executor_killed_under_the_driver_is_a_crash_and_the_campaign_goes_on
     assert proc.returncode == 0, err[-3000:]
     rep = json.loads(out)
     # the driver started a new executor and libFuzzer went on to the end of its time
-    assert rep["rounds"] == 1 and rep["elapsed_s"] >= int(budget(5)) - 1 and rep["executions"] > 1000, rep
+    assert rep["rounds"] == 1 and rep["elapsed_s"] >= int(budget(3)) - 1 and rep["executions"] > 1000, rep
     assert rep["findings"] == {} and len(rep["not_reproduced"]) == 1, rep
     (finding,) = (tmp_path / "findings").glob("driver-*.finding")
     assert "classes=crash" in finding.read_text() and "the executor died" in finding.read_text()
