@@ -11,9 +11,12 @@ tool FAILS these tests.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +76,21 @@ def repro(spec: str, *defines: str) -> tuple[int, dict[str, Any]]:
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else {}
 
 
+def repro_in_process(spec: str, *defines: str) -> tuple[int, dict[str, Any]]:
+    """repro() through the CLI's own main() in this process: the command's whole path
+    (parsing, build, executor, report) but the Python start, most of a 0.3 s run."""
+    from copyfuzz import cli
+
+    out = io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
+    try:
+        with contextlib.redirect_stdout(out):
+            status = cli.main(["repro", spec, *[f"-D{d}" for d in defines], "--json"])
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)
+    return status, json.loads(out.getvalue()) if out.getvalue().strip() else {}
+
+
 @pytest.mark.parametrize("act", list(ACTS))
 def test_an_act_in_a_few_cases_is_a_crash_at_the_first_of_them(
         tmp_path: Path, act: str, sweep_plan: plan.SweepPlan, acting_cases: list[str]) -> None:
@@ -89,8 +107,9 @@ def test_an_act_in_a_few_cases_is_a_crash_at_the_first_of_them(
     # repro runs it alone: the same verdict, and how the executor ended.
     rc, shown = repro(acting_cases[0], act, f"CONFIG_HOSTILE_AT_N={AT_N}")
     assert rc == 1 and shown["errors"] == ["crash"] and shown["executor_died"] == ACTS[act], shown
-    # A case it does not act in is fine.
-    rc, shown = repro(f"{ROUTINE}:n={AT_N},dst_off=1", act, f"CONFIG_HOSTILE_AT_N={AT_N}")
+    # A case it does not act in is fine (in this process: the acting case above went
+    # through a process of its own, as a user runs it).
+    rc, shown = repro_in_process(f"{ROUTINE}:n={AT_N},dst_off=1", act, f"CONFIG_HOSTILE_AT_N={AT_N}")
     assert rc == 0 and shown["errors"] == [] and shown["executor_died"] is None, shown
 
 
@@ -122,24 +141,32 @@ def test_junk_on_stdout_and_stderr_changes_nothing(tmp_path: Path) -> None:
     assert rc == 0 and shown["errors"] == [] and shown["executor_died"] is None
 
 
-def fuzz(tmp_path: Path, engine: str, *defines: str) -> tuple[int, dict[str, Any]]:
+def fuzz(tmp_path: Path, engine: str, *defines: str, seconds: float = 3,
+         until: str | None = None) -> tuple[int, dict[str, Any]]:
+    """A campaign on the hostile routine; with `until`, one that ends at its first finding
+    of that class (--time is then only the limit for a routine that never shows it)."""
     proc = run_cli("fuzz", "--file", HOSTILE, "--symbol", "hostile_copy", *[f"-D{d}" for d in defines],
-                   "--engine", engine, "--time", budget(3), "--json", "--corpus", str(tmp_path / "corpus"),
-                   "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "regressions"))
+                   "--engine", engine, "--time", budget(seconds), "--json", "--corpus", str(tmp_path / "corpus"),
+                   "--findings", str(tmp_path / "findings"), "--regressions", str(tmp_path / "regressions"),
+                   *(["--until", until] if until else []))
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
 
 @pytest.mark.parametrize("engine", ["libfuzzer", "hypothesis"])
 def test_fuzz_finds_a_routine_that_ends_its_executor(tmp_path: Path, engine: str) -> None:
-    rc, report = fuzz(tmp_path, engine, "CONFIG_HOSTILE_FORGE_STDOUT")
+    # The routine ends its executor in every call: the first input is the finding, and the
+    # campaign ends there (0.8 s) instead of running out its 3 s.
+    rc, report = fuzz(tmp_path, engine, "CONFIG_HOSTILE_FORGE_STDOUT", until="crash")
     assert rc == 1 and "crash" in report["findings"], report
 
 
 def test_fuzz_driver_ignores_junk_on_stdout(tmp_path: Path) -> None:
     """The driver reads results on its private channel: junk the routine writes to fd 1
     (where results used to travel) is no finding."""
-    rc, report = fuzz(tmp_path, "libfuzzer", "CONFIG_HOSTILE_GARBAGE")
+    # Junk in every call, so each execution is a try: 1 s made 11,000 (unpinned), a hundred
+    # times the 100 asked for.
+    rc, report = fuzz(tmp_path, "libfuzzer", "CONFIG_HOSTILE_GARBAGE", seconds=1)
     assert rc == 0 and report["findings"] == {} and report["executions"] > 100, report
 
 
@@ -163,7 +190,11 @@ def test_fuzz_driver_takes_no_result_forged_in_its_shared_block(tmp_path: Path) 
     without its channel's seal: a crash, never the routine's verdict. Re-run alone
     through `serve` (pipes: no block to forge in) the routine only copies, after its load
     of the executor's pointer, which the plugin reports as load-out-of-bounds."""
-    rc, report = fuzz(tmp_path, "libfuzzer", "CONFIG_HOSTILE_FORGE_CHANNEL")
+    # The routine forges in every call (each finding is the same one, a 3 s campaign wrote
+    # one driver file): the campaign ends at its first load-out-of-bounds. A forged result
+    # taken for the routine's verdict would be no finding: the campaign runs out its --time
+    # and the assertions fail.
+    rc, report = fuzz(tmp_path, "libfuzzer", "CONFIG_HOSTILE_FORGE_CHANNEL", until="load-out-of-bounds")
     found = [p.read_text() for p in (tmp_path / "findings").glob("driver-*.finding")]
     assert rc == 1 and found and list(report["findings"]) == ["load-out-of-bounds"], report
     for text in found:
