@@ -11,19 +11,16 @@ tool FAILS these tests.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, budget, run_cli
+from conftest import ROOT, budget, cli_in_process, run_cli
 from copyfuzz import plan
 from copyfuzz.spec import format_spec, from_case
 
@@ -77,18 +74,9 @@ def repro(spec: str, *defines: str) -> tuple[int, dict[str, Any]]:
 
 
 def repro_in_process(spec: str, *defines: str) -> tuple[int, dict[str, Any]]:
-    """repro() through the CLI's own main() in this process: the command's whole path
-    (parsing, build, executor, report) but the Python start, most of a 0.3 s run."""
-    from copyfuzz import cli
-
-    out = io.StringIO()
-    sigterm = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
-    try:
-        with contextlib.redirect_stdout(out):
-            status = cli.main(["repro", spec, *[f"-D{d}" for d in defines], "--json"])
-    finally:
-        signal.signal(signal.SIGTERM, sigterm)
-    return status, json.loads(out.getvalue()) if out.getvalue().strip() else {}
+    """repro() in this process (conftest.cli_in_process)."""
+    status, out = cli_in_process("repro", spec, *[f"-D{d}" for d in defines], "--json")
+    return status, json.loads(out) if out.strip() else {}
 
 
 @pytest.mark.parametrize("act", list(ACTS))

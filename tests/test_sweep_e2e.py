@@ -6,17 +6,14 @@ suite that silently skips its only real check proves nothing.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, cli_in_process, run_cli
 from copyfuzz import build, records
 
 pytestmark = pytest.mark.e2e
@@ -106,22 +103,6 @@ def test_findings_files_hold_the_reproducers(mutant_report: dict[str, Any]) -> N
             assert last[cls] == spec
 
 
-def repro_in_process(*argv: str) -> tuple[int, str]:
-    """`copyfuzz repro ARGV` through the CLI's own main() in this process: the command's
-    whole path (parsing, build check, executor, report) but the Python start, which was
-    most of a run's 0.4 s; its exit status and standard output."""
-    from copyfuzz import cli
-
-    out = io.StringIO()
-    sigterm = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
-    try:
-        with contextlib.redirect_stdout(out):
-            status = cli.main(["repro", *argv])
-    finally:
-        signal.signal(signal.SIGTERM, sigterm)
-    return status, out.getvalue()
-
-
 def test_repro_of_each_mutant_reproducer_shows_its_class(mutant_report: dict[str, Any]) -> None:
     kinds_shown: set[str] = set()
     for i, r in enumerate(mutant_report["routines"]):
@@ -132,7 +113,7 @@ def test_repro_of_each_mutant_reproducer_shows_its_class(mutant_report: dict[str
             assert "Traceback" not in proc.stderr
             status, stdout = proc.returncode, proc.stdout
         else:
-            status, stdout = repro_in_process(spec, "--json")
+            status, stdout = cli_in_process("repro", spec, "--json")
         shown = json.loads(stdout)
         assert defining in shown["classes"], (spec, shown)
         is_error = bool(records.ERROR_MASK[r["profile"]] & records.class_mask([defining]))
@@ -140,7 +121,7 @@ def test_repro_of_each_mutant_reproducer_shows_its_class(mutant_report: dict[str
         # The human form names the class too (once per kind: one renderer for all classes).
         if r["kind"] not in kinds_shown:
             kinds_shown.add(r["kind"])
-            assert defining in repro_in_process(spec)[1]
+            assert defining in cli_in_process("repro", spec)[1]
 
 
 def test_shards_find_the_same_smallest_reproducers(built: None, tmp_path: Path) -> None:
