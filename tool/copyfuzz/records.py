@@ -17,19 +17,20 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 from . import targets
-from .cheader import rows, struct_layout
+from .cheader import defines, rows, struct_layout
 
-PAGE_SIZE = 4096
-GRANULE_MTE = 16  # CF_GRANULE_MTE: a case's faults at 16-byte MTE tag granules (arm64 --granule 16)
+_DEFINES = defines("records.h")  # its numeric #defines; the expressions below are checked by test_records
+PAGE_SIZE = _DEFINES["CF_PAGE_SIZE"]
+GRANULE_MTE = _DEFINES["CF_GRANULE_MTE"]  # a case's faults at 16-byte MTE tag granules (arm64 --granule 16)
 GRANULES = (0, GRANULE_MTE)  # a case's granule: 0 = page boundaries
 MAX_LEN = 1 << 20
-CANARY_LEN = 64
-MEMMOVE_SLACK = 16  # CF_MEMMOVE_SLACK: memmove's |disp| <= n + 16
+CANARY_LEN = _DEFINES["CF_CANARY_LEN"]
+MEMMOVE_SLACK = _DEFINES["CF_MEMMOVE_SLACK"]  # memmove's |disp| <= n + 16
 NO_FAULT = (1 << 64) - 1
 MAX_FAULT = MAX_LEN + PAGE_SIZE  # CF_MAX_FAULT: positions past it are refused
 
-CASE_MAGIC = 0x31434643  # "CFC1"
-RESULT_MAGIC = 0x31524643  # "CFR1"
+CASE_MAGIC = _DEFINES["CF_CASE_MAGIC"]  # "CFC1"
+RESULT_MAGIC = _DEFINES["CF_RESULT_MAGIC"]  # "CFR1"
 
 # enum cf_kind / enum cf_profile, by value.
 KINDS = ("copy", "clear", "memcpy", "memset", "memmove", "copy_from_user", "copy_to_user")
@@ -191,8 +192,8 @@ def reg_names(mask: int, arch: str = "riscv") -> list[str]:
 # of them (tests/c/layout_dump.c).
 CASE_LAYOUT = struct_layout("records.h", "CF_CASE_FIELDS")
 RESULT_LAYOUT = struct_layout("records.h", "CF_RESULT_FIELDS")
-CONTROL_MAGIC = 0x314B4643  # "CFK1"
-CONTROL_VERSION = 1
+CONTROL_MAGIC = _DEFINES["CF_CONTROL_MAGIC"]  # "CFK1"
+CONTROL_VERSION = _DEFINES["CF_CONTROL_VERSION"]
 CONTROL_LAYOUT = struct_layout("records.h", "CF_CONTROL_FIELDS")
 CONTROL_COUNTS = int(dict(CONTROL_LAYOUT)["counts"][:-1])
 # struct cf_sweep_cfg (harness/cases.h): not a record, but the tool hands it to
@@ -278,7 +279,7 @@ class Case:
 
     @classmethod
     def unpack(cls, data: bytes) -> "Case":
-        return cls(**dict(zip(cls._WIRE_ORDER, CASE_STRUCT.unpack(data))))
+        return cls(**dict(zip(cls._WIRE_ORDER, CASE_STRUCT.unpack(data), strict=True)))
 
 
 @dataclass(frozen=True)
@@ -324,7 +325,7 @@ class Result:
     def trail(self) -> list[tuple[int, int, int]]:
         """(pc, data address, fixup or 0) of each fault the record keeps, in order."""
         n = min(self.trail_len, len(self.trail_pc))
-        return list(zip(self.trail_pc[:n], self.trail_addr[:n], self.trail_fixup[:n]))
+        return list(zip(self.trail_pc[:n], self.trail_addr[:n], self.trail_fixup[:n], strict=True))
 
     def fault_number(self, slot: int) -> int:
         """Which fault of the call (1-based) trail slot `slot` holds: the last slot follows
