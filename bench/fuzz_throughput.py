@@ -335,7 +335,7 @@ def report(args: argparse.Namespace, modes: list[Mode], trees: list[Path], runs:
         if tree != trees[0]:
             pairs.append((f"{label(tree)} / {label(trees[0])}", (engine, cov, jobs, channel, trees[0])))
         for what, other in pairs:
-            per_run_cpu = [a / b for a, b in zip(per_cpu[mode], per_cpu[other])]
+            per_run_cpu = [a / b for a, b in zip(per_cpu[mode], per_cpu[other], strict=True)]
             ratios.append({"engine": engine, "coverage": cov, "cores": jobs, "channel": channel,
                            "ratio": what, "per_cpu_s": [round(x, 3) for x in per_run_cpu],
                            "median_per_cpu_s": round(statistics.median(per_run_cpu), 3)})

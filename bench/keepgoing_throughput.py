@@ -144,7 +144,7 @@ def main() -> None:
         share = statistics.median(r["count"] / max(1, r["executions"]) for r in results[(engine, buggy)])
         # run k of both routines had seed k: the ratio of each such pair, then their median
         ratios = [rb["exec_per_s"] / rc["exec_per_s"] if rc["exec_per_s"] else 0.0
-                  for rb, rc in zip(results[(engine, buggy)], results[(engine, clean)])]
+                  for rb, rc in zip(results[(engine, buggy)], results[(engine, clean)], strict=True)]
         paired = statistics.median(ratios)
         rows.append({"engine": engine, "buggy": buggy, "clean": clean, "buggy_exec_per_s": b, "clean_exec_per_s": c,
                      "ratio": b / c if c else 0.0, "paired_ratio": paired, "worst_paired_ratio": min(ratios),

@@ -15,6 +15,7 @@ test left something running.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -176,9 +177,7 @@ def finish_session(session: Any, marker: str, root: Path) -> None:
         else:
             print(line, file=sys.stderr)
     for p in left:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     if session.exitstatus == 0:
         session.exitstatus = 1  # pytest.ExitCode.TESTS_FAILED

@@ -28,7 +28,7 @@ def _at_once(argvs: list[list[str]], build_dir: Path, cwd: Path) -> list[subproc
     procs = [subprocess.Popen([sys.executable, "-m", "copyfuzz", *argv], env=env, cwd=cwd, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for argv in argvs]
     out = []
-    for argv, p in zip(argvs, procs):
+    for argv, p in zip(argvs, procs, strict=True):
         stdout, stderr = p.communicate(timeout=600)
         out.append(subprocess.CompletedProcess(argv, p.returncode, stdout, stderr))
     return out

@@ -42,7 +42,7 @@ def test_sections_and_symbols_are_pyelftools(path: Path) -> None:
         assert [(s.name, s.addr, s.size, s.flags, s.executable) for s in ours.sections] == [
             (s.name, s["sh_addr"], s["sh_size"], s["sh_flags"], bool(s["sh_flags"] & 4))
             for s in theirs.iter_sections()]
-        for mine, sec in zip(ours.sections, theirs.iter_sections()):
+        for mine, sec in zip(ours.sections, theirs.iter_sections(), strict=True):
             assert ours.section_data(mine) == (b"" if sec["sh_type"] == "SHT_NOBITS" else sec.data()), mine.name
         expected = []
         for sec in theirs.iter_sections():

@@ -124,14 +124,14 @@ def test_server_round_trips_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         r = server.run(records.Case(kind=0, profile=0, id=2, n=4, src_off=0, dst_off=0))
         assert r.classes == 0
     monkeypatch.setenv("FAKE_SCENARIO", "crash")
-    with pytest.raises(ExecutorError, match="exited with status 3 before it ran the case") as e:
-        with executor.Server(FAKE) as server:
-            server.run(records.Case(0, 0, 1, 1, 0, 0))
+    with (pytest.raises(ExecutorError, match="exited with status 3 before it ran the case") as e,
+          executor.Server(FAKE) as server):
+        server.run(records.Case(0, 0, 1, 1, 0, 0))
     assert "died serving" in e.value.details
     monkeypatch.setenv("FAKE_SCENARIO", "hang")
-    with pytest.raises(ExecutorError, match="no result within 1 s"):
-        with executor.Server(FAKE, read_timeout_s=1.0) as server:
-            server.run(records.Case(0, 0, 1, 1, 0, 0))
+    with (pytest.raises(ExecutorError, match="no result within 1 s"),
+          executor.Server(FAKE, read_timeout_s=1.0) as server):
+        server.run(records.Case(0, 0, 1, 1, 0, 0))
 
 
 def test_info_parses_key_values() -> None:

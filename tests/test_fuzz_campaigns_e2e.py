@@ -57,7 +57,7 @@ def test_two_campaigns_on_one_corpus_and_findings_directory(tmp_path: Path, engi
     seconds = 6 if engine == "afl" else 3  # afl-fuzz's start (dry run, calibration) is in its time
     procs = [popen(args(tmp_path, "riscv/copy_user", engine, seconds, "--seed", str(k))) for k in (1, 2)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-3000:]
         assert "Traceback" not in err
         assert json.loads(out)["executions"] > 0

@@ -10,6 +10,7 @@ clang, AFL++ and QEMU: a missing tool FAILS these tests.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -43,10 +44,8 @@ def started() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for p in alive(pids):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def wait_for(what: Callable[[], object], seconds: float, proc: subprocess.Popen[str] | None = None) -> None:

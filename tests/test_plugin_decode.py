@@ -166,7 +166,7 @@ def test_a64_memory_access_is_the_loads_and_stores_class(decode: Path, tmp_path:
     assert len(words) == len(A64)
     for target in ("aarch64", "aarch64_be"):  # A64 instructions are little-endian either way
         got = run(decode, target, list(words))
-        assert {i: g for (i, _), g in zip(A64, got)} == {i: (want, 0) for i, want in A64}
+        assert {i: g for (i, _), g in zip(A64, got, strict=True)} == {i: (want, 0) for i, want in A64}
 
 
 def test_a32_memory_access_by_encoding_class(decode: Path, tmp_path: Path) -> None:
@@ -175,7 +175,7 @@ def test_a32_memory_access_by_encoding_class(decode: Path, tmp_path: Path) -> No
     words = [code[k:k + 4] for k in range(0, len(code), 4)]
     assert len(words) == len(A32)
     got = run(decode, "arm", list(words))
-    assert {i: g for (i, _), g in zip(A32, got)} == {i: (want, 0) for i, want in A32}
+    assert {i: g for (i, _), g in zip(A32, got, strict=True)} == {i: (want, 0) for i, want in A32}
     quiet = subprocess.run([str(decode), "arm", words[0].hex()], check=True, capture_output=True, text=True)
     assert quiet.stderr == ""  # decoded: no note
 
@@ -192,7 +192,7 @@ def test_riscv_memory_and_vector_classes(decode: Path, tmp_path: Path) -> None:
     assert len(insns) == len(RISCV)
     for target in ("riscv64", "riscv32"):
         got = run(decode, target, insns)
-        assert {i: g for (i, *_), g in zip(RISCV, got)} == {i: (mem, vec) for i, mem, vec in RISCV}
+        assert {i: g for (i, *_), g in zip(RISCV, got, strict=True)} == {i: (mem, vec) for i, mem, vec in RISCV}
 
 
 def test_unknown_target_and_withheld_bytes_get_a_callback(decode: Path) -> None:

@@ -131,7 +131,7 @@ def test_enumerators(layout: list[list[str]]) -> None:
     expected.update({"CF_REG_S0": regs["s0"], "CF_REG_SP": regs["sp"], "CF_REG_GP": regs["gp"],
                      "CF_REG_TP": regs["tp"], "CF_REG_RA": regs["ra"]})
     assert enums == expected
-    assert executor.STOP_REASONS == {i: r for i, r in enumerate(records.SWEEP_STOPS) if i}
+    assert {i: r for i, r in enumerate(records.SWEEP_STOPS) if i} == executor.STOP_REASONS
     assert records.RESULT_TYPES.index("progress") == records.RESULT_PROGRESS
     assert [records.RESULT_CASE, records.RESULT_PROGRESS, records.RESULT_DONE,
             records.RESULT_ERROR, records.RESULT_COUNT] == [0, 1, 2, 3, 4]

@@ -16,7 +16,7 @@ import re
 import secrets
 import shutil
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
 
@@ -54,10 +54,8 @@ def write(path: Path, data: bytes | str, *, exclusive: bool = False) -> bool:
             os.replace(tmp, path)
         return True
     except OSError as e:
-        try:
+        with suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise CopyfuzzError(f"cannot write {path}: {e.strerror or e}") from e
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import decode
-from .decode import CONST, KERNEL, STACK, UNKNOWN, UNKNOWN_VALUE, USER, Insn, Isa, Value
+from .decode import CONST, KERNEL, STACK, UNKNOWN, UNKNOWN_VALUE, USER, Insn, Isa, Read, Value
 from .elfinfo import Symbolizer
 from .elfread import SHT_NOBITS, ElfError, ElfImage
 from .errors import CopyfuzzError
@@ -191,8 +191,13 @@ def _entry_state(kind: str, isa: Isa) -> State:
     return tuple(state)
 
 
+def _reader(state: State, index: dict[str, int]) -> Read:
+    """The value of a register in state, for Isa.table_jump."""
+    return lambda reg: state[index[reg]] if reg in index else UNKNOWN_VALUE
+
+
 def _join(a: State, b: State) -> State:
-    return tuple(x if x == y else (x[0] | y[0], x[1] if x[1] == y[1] else None) for x, y in zip(a, b))
+    return tuple(x if x == y else (x[0] | y[0], x[1] if x[1] == y[1] else None) for x, y in zip(a, b, strict=True))
 
 
 def _set(state: State, index: dict[str, int], isa: Isa, reg: str | None, value: Value) -> State:
@@ -249,7 +254,7 @@ def _flow(code: dict[int, Insn], entries: dict[int, int], roots: list[tuple[int,
         out = _transfer(insn, state, index, isa, got, mask)
         following = addr + insn.size
         if insn.indirect and isa.table_jump is not None:
-            target = isa.table_jump(insn, lambda reg: state[index[reg]] if reg in index else UNKNOWN_VALUE)
+            target = isa.table_jump(insn, _reader(state, index))
             if target is not None and target in code:
                 todo.append((target, out))
                 if resolved is not None:

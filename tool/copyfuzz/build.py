@@ -285,7 +285,7 @@ def _stamp(root: Path, elf: Path, fingerprint: str, deps: Path, started_ns: int)
 
 def explain(e: CopyfuzzError, r: "Routine", root: Path) -> CopyfuzzError:
     """A file's routine that did not build: which file failed, and why (checkfile)."""
-    withs = [Path(a) for flag, a in zip(r.link_args[::2], r.link_args[1::2]) if flag == "--with"]
+    withs = r.with_files
     return checkfile.explain_build_failure(e, Path(r.name.rpartition(":")[0]), r.arch, root, withs)
 
 
@@ -328,9 +328,8 @@ def share_code(root: Path, r: "Routine", names: tuple[str, str]) -> bool:
 def glue_files(root: Path, r: "Routine") -> list[Path]:
     """copyfuzz's models of the kernel's glue linked with the routine (harness/compat's
     riscv_v_helpers.c, __memzero): code of ours, not of the file."""
-    return [Path(a) for flag, a in zip(r.link_args[::2], r.link_args[1::2])
-            if flag == "--with" and Path(a).name in checkfile.MODELLED
-            and Path(a).resolve().is_relative_to((root / "harness/compat").resolve())]
+    return [w for w in r.with_files
+            if w.name in checkfile.MODELLED and w.resolve().is_relative_to((root / "harness/compat").resolve())]
 
 
 def in_glue(root: Path, r: "Routine", name: str) -> Path | None:
@@ -347,7 +346,7 @@ def check_not_glue(root: Path, r: "Routine") -> "Routine":
     if not glue or not any(re.search(rf"(?<![\w.$]){re.escape(r.symbol)}(?![\w.$])",
                                      Path(a).read_text(errors="replace")) for _, a in glue):
         return r
-    own = tuple(x for pair in zip(r.link_args[::2], r.link_args[1::2]) if pair not in glue for x in pair)
+    own = tuple(x for pair in r.link_pairs if pair not in glue for x in pair)
     if r.symbol not in object_spans(root, r, (r.symbol,), own):
         raise CopyfuzzError(f"{r.path}: {r.symbol} is not defined by the file: only copyfuzz's model of the "
                             f"kernel's glue ({', '.join(Path(a).name for _, a in glue)}) defines it, a stand-in "

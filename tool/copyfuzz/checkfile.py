@@ -255,8 +255,7 @@ def explain_link_failure(message: str, routine: Routine) -> CopyfuzzError:
     """harness/link-executor.sh's exit 3 (the file built but is not this routine), as one line."""
     text = " ".join(message.split())
     if "is not defined there" in text:
-        withs = [Path(a) for flag, a in zip(routine.link_args[::2], routine.link_args[1::2]) if flag == "--with"]
-        text += conditional_hint(routine.symbol, [routine.path, *withs])
+        text += conditional_hint(routine.symbol, [routine.path, *routine.with_files])
     return CopyfuzzError(f"{routine.name.rpartition(':')[0]}: {text}")
 
 

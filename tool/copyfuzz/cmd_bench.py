@@ -163,7 +163,7 @@ def mix_score(rows: list[dict[str, object]]) -> dict[str, float | None]:
     mix = [r for r in rows if r["group"] == "mix"]
     total_w = sum(int(r["weight"]) for r in mix) or 1  # type: ignore[call-overload]
     insns = [r.get("insns") for r in mix]
-    per_call = (sum(int(r["weight"]) * int(i) for r, i in zip(mix, insns)) / total_w  # type: ignore[call-overload]
+    per_call = (sum(int(r["weight"]) * int(i) for r, i in zip(mix, insns, strict=True)) / total_w  # type: ignore[call-overload]
                 if mix and all(isinstance(i, int) for i in insns) else None)
     return {"weighted_insns_per_call": round(per_call, 1) if per_call is not None else None}
 
@@ -295,7 +295,7 @@ def plot(results: dict[str, list[dict[str, object]]], path: Path, emulated: bool
 
     groups = [g for g in ("from", "to") if any(r["group"] == g for rows in results.values() for r in rows)]
     fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
-    for ax, group in zip(axes[0], groups):
+    for ax, group in zip(axes[0], groups, strict=True):
         key = "src_off" if group == "from" else "dst_off"
         for name, rows in results.items():
             for n in sorted({int(r["n"]) for r in rows if r["group"] == group}):  # type: ignore[call-overload]

@@ -119,7 +119,7 @@ def call_lines(results: list[dict[str, Any]], vm: Result, out: report.Report, in
     lines = []
     for res in results:
         found = vm.by_case.get(res["case"], [])
-        for f, path in zip(found, res["reproducers"]):
+        for f, path in zip(found, res["reproducers"], strict=True):
             lines.append(f"{indent}confirmed: {res['case']}: {f.cls}: {out.observed_text(f)}")
             lines += [f"{indent}    {s}" for s in f.stack[:8]]
             lines.append(f"{indent}  reproducer: {path}")

@@ -144,10 +144,10 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
     build.build_routines(root, routines)
     build.check_runners(routines)
     out: list[Replayed] = []
-    for key, routine in zip(by_routine, routines):
+    for key, routine in zip(by_routine, routines, strict=True):
         rep = Replayed(routine, args.profile or routine.profile, by_routine[key])
         sym = routine_symbolizer(root, routine, {})
-        for spec, result in zip(rep.specs, run_specs(root, routine, rep.profile, rep.specs)):
+        for spec, result in zip(rep.specs, run_specs(root, routine, rep.profile, rep.specs), strict=True):
             rep.failed_cases += bool(result.errors)
             pc = known.fault_pc(sym, result)
             new = False

@@ -18,7 +18,9 @@ only shows where no sized function holds the pc.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
+import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,10 +154,8 @@ def routine_symbolizer(root: Path, routine: "Routine", info: dict[str, str]) -> 
     if sym.is_pie and ROUTINE_SECTION in sym.sections:
         # A PIE executor runs elsewhere than linked: `info` says where the routine went.
         # (The Makefile links -static -no-pie, so this only matters for other builds.)
-        try:
+        with contextlib.suppress(KeyError, ValueError):
             sym.bias = int(info["text_start"], 16) - sym.sections[ROUTINE_SECTION]
-        except (KeyError, ValueError):
-            pass
     return sym
 
 
@@ -266,7 +266,7 @@ def _unit_lines(program: LineProgram) -> dict[int, str]:
     names = program["file_entry"]
     base = 1 if program.header["version"] < 5 else 0
     rows = [e.state for e in program.get_entries() if e.state is not None]
-    for st, after in zip(rows, rows[1:]):  # a row holds up to the next row's address
+    for st, after in itertools.pairwise(rows):  # a row holds up to the next row's address
         if st.end_sequence or not 0 <= st.file - base < len(names):
             continue
         where = f"{Path(names[st.file - base].name.decode(errors='replace')).name}:{st.line}"

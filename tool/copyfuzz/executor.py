@@ -18,6 +18,7 @@ what the executor said.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import mmap
 import os
@@ -206,10 +207,8 @@ class _Messages:
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.kill()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -350,11 +349,9 @@ class Server:
         """Stop this process for good: its exit status and what it said."""
         assert self.proc is not None
         proc, self.proc = self.proc, None
-        try:
-            proc.wait(timeout=5)  # on EOF it is exiting anyway; anything else gets killed
-        except subprocess.TimeoutExpired:
-            pass
-        _kill(proc)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # on EOF it is exiting anyway
+            proc.wait(timeout=5)
+        _kill(proc)  # anything else gets killed
         text = self._messages.text()
         self.channel.close()
         return proc.returncode, text
@@ -448,10 +445,8 @@ class Server:
             return
         self.channel.end_cases()
         proc = self.proc
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         self._end()
 
 

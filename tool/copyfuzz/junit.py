@@ -327,7 +327,7 @@ def testcases_of(path: Path, mutants: set[str], expect_mutants: bool) -> list[Te
         err = Testcase(classname, name, _seconds(status.get("seconds")),
                        [Outcome("error", what.replace(" ", "-"), message, detail)])
         # What the run did report is kept (a finding stays a finding), the error added.
-        tcs = [err] if not tcs else tcs
+        tcs = tcs if tcs else [err]
         if tcs[0] is not err:
             tcs[0].outcomes.append(err.outcomes[0])
     for tc in tcs:

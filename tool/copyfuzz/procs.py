@@ -23,6 +23,7 @@ process group, and reaps the child; stop(proc) asks first (SIGTERM, SIGINT...).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -113,8 +114,6 @@ def stop(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, grace_s: float 
     is left. proc's exit status (the one it chose, if it ended in time)."""
     if proc.poll() is None:
         proc.send_signal(sig)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            pass
     return kill_group(proc)

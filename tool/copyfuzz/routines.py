@@ -67,6 +67,16 @@ class Routine:
         return self.cpu or (self.isa.cpu if self.isa else "")
 
     @property
+    def link_pairs(self) -> list[tuple[str, str]]:
+        """link_args as (flag, value) pairs: ("--with", FILE) or ("--defsym", NAME=VALUE)."""
+        return list(zip(self.link_args[::2], self.link_args[1::2], strict=True))
+
+    @property
+    def with_files(self) -> list[Path]:
+        """The files linked in with the routine's (link_args' --with)."""
+        return [Path(a) for flag, a in self.link_pairs if flag == "--with"]
+
+    @property
     def is_mutant(self) -> bool:
         # A bundled one only: a file checked from outside the tree (copyfuzz check
         # arch/riscv/mutants/X.S) is judged like any kernel file, whatever its path.

@@ -91,7 +91,7 @@ def run_specs_until(root: Path, routine: Routine, profile: str, specs: list[Spec
         while len(out) < len(specs) and time.monotonic() < deadline:
             batch = specs[len(out):len(out) + executor.PIPELINE]
             results = server.run_many([s.to_case(profile, len(out) + i + 1) for i, s in enumerate(batch)], deadline)
-            out += [accepted(s, r) for s, r in zip(batch, results)]
+            out += [accepted(s, r) for s, r in zip(batch, results, strict=False)]
     return out
 
 
@@ -253,7 +253,7 @@ def shrink_until(server: executor.Server, profile: str, spec: Spec, cls: str, pc
             batch = ranked[at:at + min(size, max_runs - runs)]
             results = server.run_many([c.to_case(profile, runs + i + 1) for i, c in enumerate(batch)], deadline)
             runs += len(batch)  # those the deadline left unrun are not marked failed: the loop ends next
-            for cand, result in zip(batch, results):
+            for cand, result in zip(batch, results, strict=False):
                 if shows(result):
                     best, key, improved = cand, sweep_order(cand, xlen), True
                     break

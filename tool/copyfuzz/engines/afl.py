@@ -261,7 +261,7 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
         c.defer([spec], [])
     xlen = c.routine.xlen
     groups: dict[tuple[str, int], tuple[Spec, Path]] = {}
-    for path, spec, result in zip(paths_, specs, results):
+    for path, spec, result in zip(paths_, specs, results, strict=False):
         if not result.errors:  # serve alone does not show it: the engine's word only
             c.triage([spec], path, move=False)
             continue
@@ -272,6 +272,5 @@ def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
         if not c.kept_after_until(crash):  # else it stays in AFL++'s crashes/
             c.triage([spec], crash, move=False, pick=_filed_under(cls), seen=[cls])
     c.take_driver_findings(c.run.path)
-    with atomic.locked(c.findings_dir / f".{HANDLED}.lock"):
-        with open(c.findings_dir / HANDLED, "a") as f:
-            f.write("".join(f"{d}\n" for d in crashes))
+    with atomic.locked(c.findings_dir / f".{HANDLED}.lock"), open(c.findings_dir / HANDLED, "a") as f:
+        f.write("".join(f"{d}\n" for d in crashes))
