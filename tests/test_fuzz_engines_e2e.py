@@ -6,6 +6,7 @@ these tests (about 70 s in all).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -76,6 +77,29 @@ def test_afl_binds_itself_to_a_core_by_default(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     log = (tmp_path / "findings/.logs/afl-default.log").read_bytes()
     assert afl.BOUND in log or afl.NO_FREE_CORE in log, log[-2000:]
+
+
+def test_a_campaign_that_ran_no_input_gives_no_verdict(tmp_path: Path) -> None:
+    # An afl-fuzz that starts and never runs an input (as a loaded machine once left the
+    # real one for a short campaign): the campaign must not say "findings: none".
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "afl-fuzz"
+    fake.write_text("#!/bin/sh\ntrap 'exit 0' INT\nwhile :; do sleep 0.1; done\n")
+    fake.chmod(0o755)
+    path = f"{bin_dir}:{os.environ['PATH']}"
+    for json_out in ([], ["--json"]):
+        proc = run_cli("fuzz", "riscv/copy_user", "--engine", "afl", "--time", "1", *json_out, "--corpus",
+                       str(tmp_path / "corpus"), "--findings", str(tmp_path / "findings"), timeout=300,
+                       env={"PATH": path})
+        assert proc.returncode == 2, proc.stdout + proc.stderr[-3000:]
+        line = "no verdict: afl ran no input in 1 s"
+        if json_out:
+            assert json.loads(proc.stdout)["error"].startswith(line), proc.stdout
+        else:
+            said = [x for x in proc.stderr.splitlines() if x.startswith("copyfuzz:")]  # after "fuzzing ..."
+            assert len(said) == 1 and said[0].startswith(f"copyfuzz: {line}"), proc.stderr
+            assert "findings" not in proc.stdout, proc.stdout
 
 
 def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:

@@ -260,6 +260,20 @@ class Campaign:
         """--write-known: the campaign's unique findings (class, fault pc)."""
         known.write(path, [k for f in self.found for k in self.finding_keys(f)], [self.routine.name])
 
+    def require_a_run(self, time_s: float) -> None:
+        """A campaign that ran no input has no verdict, whatever its engine said: refuse
+        it (exit 2) rather than report "findings: none". The engines' counts come from
+        the engine (AFL++'s fuzzer_stats, which an instance stopped in its dry run may
+        never write); the drivers' own count of cases (the coverage snapshots) stands in
+        for a count of 0."""
+        if self.executions == 0 and self.coverage is not None:
+            self.executions = self.coverage.cases
+        if self.executions or self.found or self.out_of_time or self.not_reproduced:
+            return
+        logs = f"; afl-fuzz's logs are in {self.findings_dir / '.logs'}" if self.engine == "afl" else ""
+        raise CopyfuzzError(f"no verdict: {self.engine} ran no input in {time_s:g} s (a machine too busy, or an "
+                            f"engine slow to start{logs}); run it again with a longer --time")
+
     def read_coverage(self) -> Coverage | None:
         if self.audit is not None and self.run is not None:
             self.coverage = from_snapshots(self.audit, self.run.coverage) or self.coverage
@@ -365,7 +379,7 @@ class Campaign:
         results = self.run_in_time([s for _, s, _ in specs])
         for _, spec, seen in specs[len(results):]:  # the triage time ran out first
             self.defer([spec], seen)
-        for (path, spec, _), result in zip(specs, results):
+        for (path, spec, _), result in zip(specs, results, strict=False):
             key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
             if self.kept_after_until(path):
                 pass
@@ -487,7 +501,7 @@ def seed_corpus(c: Campaign, specs: list[tuple[regressions.Regression, Spec]]) -
     if not seeds:
         return 0
     count = 0
-    for (reg, spec, data), result in zip(seeds, run_specs(c.root, r, c.profile, [s for _, s, _ in seeds])):
+    for (reg, spec, data), result in zip(seeds, run_specs(c.root, r, c.profile, [s for _, s, _ in seeds]), strict=True):
         if result.errors:
             classes = result.error_list
             c.found.append(CampaignFinding(reg.cls or classes[0], classes, format_spec(spec),

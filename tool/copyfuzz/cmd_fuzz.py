@@ -64,9 +64,8 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
     if getattr(args, "afl_host", None) and args.engine != "afl":
         raise CopyfuzzError("--afl-host names AFL++ instances: it is for --engine afl")
-    if args.engine == "afl":
-        if not shutil.which("afl-fuzz"):
-            raise CopyfuzzError("--engine afl needs afl-fuzz (AFL++): run 'make deps'")
+    if args.engine == "afl" and not shutil.which("afl-fuzz"):
+        raise CopyfuzzError("--engine afl needs afl-fuzz (AFL++): run 'make deps'")
     granule = args.granule or 0
     if granule and args.engine == "hypothesis":
         raise CopyfuzzError("--granule 16 is for libFuzzer and AFL++ (the driver's inputs ask for granule "
@@ -127,6 +126,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
         c.read_coverage()
     finally:
         c.close()
+    c.require_a_run(args.time)
     report(c)
     if getattr(args, "write_known", None) is not None:
         c.write_known(args.write_known)
