@@ -88,8 +88,36 @@ def test_source_lines_by_aranges_are_those_by_each_units_dies(path: Path, monkey
     from copyfuzz import elfinfo
 
     monkeypatch.setattr(elfinfo, "_LINES", {})
-    fast = elfinfo.source_lines(path)
+    fast = elfinfo.source_lines_of(path)
     monkeypatch.setattr(elfinfo, "_LINES", {})
     monkeypatch.setattr(elfinfo, "_aranges", lambda dwarf: {})
-    assert elfinfo.source_lines(path) == fast
+    assert elfinfo.source_lines_of(path) == fast
     assert fast, "no rows: the executor has no line table for its routine"
+
+
+def test_source_lines_are_kept_beside_the_elf_for_that_file_only(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from copyfuzz import elfinfo
+
+    elf = tmp_path / "copy_user.elf"
+    elf.write_bytes((ROOT / "build/riscv64/riscv/copy_user.elf").read_bytes())
+    cache = tmp_path / "copy_user.elf.lines.json"
+    read: list[Path] = []
+    real = elfinfo.source_lines_of
+
+    def counted(p: Path) -> dict[int, str]:
+        read.append(p)
+        return real(p)
+
+    monkeypatch.setattr(elfinfo, "source_lines_of", counted)
+    first = elfinfo.source_lines(elf)
+    assert first and cache.is_file() and read == [elf]
+    assert elfinfo.source_lines(elf) == first and read == [elf]  # from the cache
+    elf.write_bytes(elf.read_bytes())  # rebuilt: another modification time
+    assert elfinfo.source_lines(elf) == first and read == [elf, elf]
+    cache.write_text("{not json")
+    assert elfinfo.source_lines(elf) == first and len(read) == 3
+    cache.unlink()
+    cache.mkdir()  # a cache that can be neither read nor written is no error
+    assert elfinfo.source_lines(elf) == first and len(read) == 4 and cache.is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -21,9 +21,11 @@ import bisect
 import contextlib
 import hashlib
 import itertools
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import atomic
 from .elfread import EM_ARM, STB_GLOBAL, STB_LOCAL, STB_WEAK, STT_FUNC, STT_NOTYPE, ElfError, ElfImage
 from .errors import CopyfuzzError
 
@@ -166,7 +168,35 @@ def where(sym: Symbolizer | None, addr: int) -> str:
 _LINES: dict[bytes, dict[int, str]] = {}  # one compilation unit's rows, by its line program's bytes
 
 
+# Bump when what source_lines returns changes: a cache file of another version is a miss.
+_LINES_CACHE_VERSION = 1
+
+
 def source_lines(path: Path) -> dict[int, str]:
+    """source_lines_of(path), kept beside the ELF in <elf>.lines.json for the file it
+    was read from (device, inode, size, modification time): a check or sweep of an
+    executor built before reads it back instead of the DWARF (pyelftools' import and
+    parse were a third of a small check's own CPU time). A cache that cannot be read or
+    written is no error: the DWARF is read."""
+    cache = path.with_name(path.name + ".lines.json")
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    stamp = [_LINES_CACHE_VERSION, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    try:
+        kept = json.loads(cache.read_text())
+        if kept["stamp"] == stamp:
+            return {int(a): str(w) for a, w in kept["lines"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    lines = source_lines_of(path)
+    with contextlib.suppress(CopyfuzzError):
+        atomic.write(cache, json.dumps({"stamp": stamp, "lines": {str(a): w for a, w in lines.items()}}))
+    return lines
+
+
+def source_lines_of(path: Path) -> dict[int, str]:
     """`file:line` of each (2-byte aligned) address the ELF's DWARF line table covers, a
     row holding up to the next (a macro's several instructions are one line), {} when it
     has none or cannot be read; in an executor, of the routine's code only (its
