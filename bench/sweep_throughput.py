@@ -65,7 +65,7 @@ def main() -> None:
     found = routines.discover(ROOT)
     chosen = [routines.find(found, name) for name in args.routine or ["riscv/copy_user"]]
     build.build_routines(ROOT, chosen)
-    build.build(ROOT, ["plugin"])
+    build.build_host(ROOT, ["plugin"])
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     # The plugin wraps [qemu, elf]; taskset stays in front.

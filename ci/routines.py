@@ -106,7 +106,7 @@ def main(argv: list[str]) -> int:
             return 0
         routines = resolve(args)
         if args.build:
-            build.build(ROOT, ["all", "fuzz-targets"])
+            build.build_host(ROOT, ["plugin", "fuzz-targets"])
             build.build_routines(ROOT, routines)
         infer.flush()  # what was worked out about a file's routines (kind, architecture)
     except CopyfuzzError as e:

@@ -102,12 +102,12 @@ def _ids(rs: list[routines.Routine]) -> list[str]:
 @pytest.fixture(scope="module")
 def built() -> None:
     """Build every executor (and the plugin if a mutant needs it); fail, never skip."""
-    for tool in build.required_tools():
+    for tool in {t for r in ALL for t in build.required_tools(r.xlen, r.arch)}:
         assert shutil.which(tool), f"'{tool}' is missing: run 'make deps'"
     try:
         build.build_routines(ROOT, ALL)
         if any("memcheck" in r.needs for r in ALL):
-            build.build(ROOT, ["plugin"])
+            build.build_host(ROOT, ["plugin"])
     except CopyfuzzError as e:
         pytest.fail(f"{e}\n{e.details}" if e.details else str(e), pytrace=False)
 

@@ -33,8 +33,9 @@ def one_way_executor(tmp_path: Path, kind: str) -> Path:
     proc = run_cli("check", "arch/riscv/copy_user.S", "--symbol", f"__asm_copy_to_user:{kind}", "--max-len", "0",
                    "--findings", str(tmp_path / "check"))
     assert proc.returncode == 0, proc.stderr
-    built = [elf for elf in paths.check_dir(ROOT, 64).glob("copy_user-__asm_copy_to_user-*.elf")
-             if executor.info([*([] if build.native(64) else build.qemu_command(64)), str(elf)]).get("kind") == kind]
+    built = [elf for elf in paths.check_dir(ROOT, 64, "riscv").glob("copy_user-__asm_copy_to_user-*.elf")
+             if executor.info([*([] if build.native(64, "riscv") else build.qemu_command(64, "riscv")),
+                                     str(elf)]).get("kind") == kind]
     assert built, kind
     return built[0]
 

@@ -22,7 +22,8 @@ FIXTURE = ROOT / "tests/fixtures/outside"
 
 def executor_of(src: Path) -> Path:
     """The executor whose stamp names src among the files it was built from."""
-    found = [Path(str(s)[: -len(".stamp")]) for s in paths.check_dir(ROOT, 64).glob("needs_include-*.elf.stamp")
+    stamps = paths.check_dir(ROOT, 64, "riscv").glob("needs_include-*.elf.stamp")
+    found = [Path(str(s)[: -len(".stamp")]) for s in stamps
              if str(src) in json.loads(s.read_text())["deps"]]
     assert len(found) == 1, found
     return found[0]

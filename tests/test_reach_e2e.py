@@ -116,7 +116,7 @@ def test_one_decode_serves_several_audits_and_none_sees_anothers_origins() -> No
 
     def origins(kind: str) -> list[tuple[int, str | None]]:
         a = audit.audit_executor(elf, name="x", symbol="__asm_copy_to_user", kind=kind, xlen=64,
-                                 table_format="rel")
+                                 table_format="rel", arch="riscv")
         return [(i.addr, i.origin) for i in a.listing if i.access]
 
     alone = {}
@@ -125,7 +125,8 @@ def test_one_decode_serves_several_audits_and_none_sees_anothers_origins() -> No
         alone[kind] = origins(kind)
     assert alone["copy_to_user"] != alone["copy_from_user"]
     audit._DECODED.clear()
-    kept = [audit.audit_executor(elf, name="x", symbol="__asm_copy_to_user", kind=k, xlen=64, table_format="rel")
+    kept = [audit.audit_executor(elf, name="x", symbol="__asm_copy_to_user", kind=k, xlen=64, table_format="rel",
+                                  arch="riscv")
             for k in ("copy_from_user", "copy_to_user")]  # sweep_routines keeps every audit, then reads them
     assert [[(i.addr, i.origin) for i in a.listing if i.access] for a in kept] == \
         [alone["copy_from_user"], alone["copy_to_user"]]

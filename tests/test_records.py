@@ -218,7 +218,7 @@ def test_classes_and_profiles() -> None:
     assert "imprecise" not in records.class_names(records.ERROR_MASK["linux"])
     assert records.class_mask(["wrong-data", "hang"]) == (1 << 3) | (1 << 9)
     assert records.class_of_bit(6) == "no-progress"
-    assert records.reg_names((1 << 0) | (1 << 12) | (1 << 15)) == ["s0", "sp", "ra"]
+    assert records.reg_names((1 << 0) | (1 << 12) | (1 << 15), "riscv") == ["s0", "sp", "ra"]
     for code in range(len(records.CASE_ERRORS)):
         assert records.case_error_message(code)
 

@@ -140,8 +140,8 @@ def _is_routine_section(name: str) -> bool:
     return name in (TEXT, FIXUP) or name.startswith(TEXT + ".")
 
 
-def code_around(elf_path: Path, xlen: int, addr: int, before: int = 3, after: int = 3,
-                arch: str = "riscv") -> list[Insn]:
+def code_around(elf_path: Path, xlen: int, addr: int, before: int = 3, after: int = 3, *,
+                arch: str) -> list[Insn]:
     """The instructions around addr, from whichever executable section holds it (the
     routine's code, its fixups, any other code section of the file), for reports."""
     try:
@@ -372,7 +372,7 @@ AUDIT_MAX_CODE_BYTES = 1 << 20
 
 
 def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: int,
-                   table_format: str, arch: str = "riscv") -> Audit:
+                   table_format: str, arch: str) -> Audit:
     isa = decode.for_arch(arch)
     blobs, code_ranges, entries_list, got, entry_addr = _read_executor(elf_path, symbol, table_format, xlen)
     if entry_addr is None:

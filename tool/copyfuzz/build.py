@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 INSTALL_HINT = "run 'make deps' to install it (qemu-user, gcc-riscv64-linux-gnu, gcc-aarch64-linux-gnu, ...)"
 
 
-def qemu_command(xlen: int = 64, arch: str = "riscv") -> list[str]:
+def qemu_command(xlen: int, arch: str) -> list[str]:
     return targets.get(arch).qemu_command(xlen)
 
 
-def native(xlen: int = 64, arch: str = "riscv") -> bool:
+def native(xlen: int, arch: str) -> bool:
     """riscv64 hosts run RV64 executors directly, aarch64 hosts arm64 ones; RV32 ones
     still go through QEMU."""
     return targets.get(arch).native(xlen)
@@ -60,7 +60,7 @@ def check_cpu(r: "Routine") -> "Routine":
     if routine_native(r):
         raise CopyfuzzError(f"--cpu {r.cpu}: {r.arch} routines run natively here, without QEMU")
     qemu = qemu_command(r.xlen, r.arch)
-    check_tools([qemu[0]], r.xlen, r.arch)
+    check_tools([qemu[0]])
     try:
         out = subprocess.run([*qemu, "-cpu", "help"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -72,20 +72,20 @@ def check_cpu(r: "Routine") -> "Routine":
     return r
 
 
-def required_tools(xlen: int = 64, arch: str = "riscv") -> list[str]:
+def required_tools(xlen: int, arch: str) -> list[str]:
     tools = ["make", f"{targets.get(arch).cross()}gcc"]
     if not native(xlen, arch):
         tools.append(qemu_command(xlen, arch)[0])
     return tools
 
 
-def check_tools(tools: list[str] | None = None, xlen: int = 64, arch: str = "riscv") -> None:
-    for tool in tools if tools is not None else required_tools(xlen, arch):
+def check_tools(tools: list[str]) -> None:
+    for tool in tools:
         if shutil.which(tool) is None:
             raise CopyfuzzError(f"'{tool}' not found: {INSTALL_HINT}")
 
 
-def check_runner(xlen: int = 64, arch: str = "riscv") -> None:
+def check_runner(xlen: int, arch: str) -> None:
     """Enough to run an already-built executor."""
     if not native(xlen, arch):
         check_tools([qemu_command(xlen, arch)[0]])
@@ -151,21 +151,28 @@ def _bounded(log: IO[bytes]) -> str:
             + tail.decode(errors="replace"))
 
 
-def build(root: Path, targets_: list[str], xlen: int = 64, arch: str = "riscv") -> None:
+def build(root: Path, targets_: list[str], xlen: int, arch: str) -> None:
     """make -s the targets of one architecture and width; on failure, make's own output is
     the message's details."""
     if not targets_:
         return
-    check_tools(xlen=xlen, arch=arch)
+    check_tools(required_tools(xlen, arch))
     shown = " ".join(targets_) if len(targets_) <= 4 else f"{len(targets_)} executors"
     _run(root, ["make", "-s", *paths.make_vars(root), *targets.get(arch).make_vars(xlen), *targets_],
          f"make -s {shown}")
 
 
-def link_env(root: Path, xlen: int, arch: str = "riscv") -> dict[str, str]:
+def build_host(root: Path, targets_: list[str]) -> None:
+    """make -s targets that run on this machine (the plugin, libcfref.so, the fuzz drivers),
+    of no architecture: only make and the host's compiler take part."""
+    check_tools(["make"])
+    _run(root, ["make", "-s", *paths.make_vars(root), *targets_], f"make -s {' '.join(targets_)}")
+
+
+def link_env(root: Path, xlen: int, arch: str) -> dict[str, str]:
     """The environment harness/link-executor.sh runs in (the toolchain, from the Makefile:
     `make link-env`, which also builds the harness object)."""
-    check_tools(xlen=xlen, arch=arch)
+    check_tools(required_tools(xlen, arch))
     a = targets.get(arch)
     out = _run(root, ["make", "-s", *paths.make_vars(root), *a.make_vars(xlen), "link-env"],
                f"make -s ARCH={arch} XLEN={xlen} link-env")

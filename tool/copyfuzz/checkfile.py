@@ -22,7 +22,7 @@ from .errors import CopyfuzzError
 from .routines import Routine
 
 
-def compat_include(arch: str = "riscv") -> str:
+def compat_include(arch: str) -> str:
     """The kernel's headers as copyfuzz gives them meaning in userspace."""
     return f"harness/compat/{arch}/include"
 
@@ -125,7 +125,7 @@ class FileBuild:
     arch: str = ""  # --arch as given ("": worked out, infer.py)
     cpu: str = ""  # --cpu: QEMU's CPU model ("": its default, or the --isa's)
 
-    def check(self, xlen: int, arch: str = "riscv") -> None:
+    def check(self, xlen: int, arch: str) -> None:
         check_defines(list(self.defines))
         other = ALWAYS_DEFINED[32 if xlen == 64 else 64] if arch == "riscv" else ()
         for d in self.defines:
@@ -201,7 +201,7 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
     digest = hashlib.sha1(key).hexdigest()[:10]
     # One executor per file, symbol and build (the digest); the name is only a label.
     label = re.sub(r"[^\w.-]+", "_", f"{src.stem}-{symbol}")
-    where = paths.isa_dir(paths.REL, xlen, isa.march) if isa else paths.check_dir(paths.REL, xlen, arch)
+    where = paths.isa_dir(paths.REL, xlen, isa.march, arch) if isa else paths.check_dir(paths.REL, xlen, arch)
     elf = str(where / f"{label}-{digest}.elf")
     # The compat tree stands in for the kernel's headers; -I directories serve what it does
     # not have, then the file's own directory its local includes. Each flag is one

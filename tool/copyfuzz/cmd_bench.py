@@ -186,7 +186,7 @@ def run_bench(root: Path, args: argparse.Namespace) -> int:
     build.build_routines(root, routines)
     emulated = not all(build.routine_native(r) for r in routines)
     if emulated:
-        build.build(root, ["plugin"])
+        build.build_host(root, ["plugin"])
     build.check_runners(routines)
     sizes = tuple(args.sizes) if args.sizes else BIG_SIZES
     plan = cells(routines[0].kind, sizes, not args.no_small, not args.no_mix)

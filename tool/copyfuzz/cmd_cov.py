@@ -147,7 +147,7 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
         routine = bundled_routines(root, [args.routine], args.xlen, args=args)[0]
     build.build_routines(root, [routine])
-    build.build(root, ["plugin"])
+    build.build_host(root, ["plugin"])
     build.check_runner(routine.xlen, routine.arch)
     audit = audit_routine(root, routine)
     counts, flow, hits, cov = collect(root, routine, args, audit)

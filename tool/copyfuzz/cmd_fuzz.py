@@ -82,7 +82,7 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise CopyfuzzError(f"cannot create {d}: {e.strerror}") from e
-    build.build(root, ["all", "fuzz-targets"])
+    build.build_host(root, ["plugin", "fuzz-targets"])  # the routine's executor: build_routines
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen, routine.arch)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)

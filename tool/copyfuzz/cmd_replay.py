@@ -140,7 +140,7 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
         raise CopyfuzzError(f"no cases under {args.dir} (spec files or raw fuzzer inputs)")
     cache: dict[str, Routine] = args._routines
     routines = [cache[key] for key in by_routine]
-    build.build(root, ["plugin"])
+    build.build_host(root, ["plugin"])
     build.build_routines(root, routines)
     build.check_runners(routines)
     out: list[Replayed] = []

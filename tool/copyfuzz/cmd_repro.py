@@ -94,7 +94,7 @@ def _data_row(spec: Spec, result: records.Result, correct: int | None) -> str:
 
 
 def explain(spec: Spec, profile: str, result: records.Result, sym: Symbolizer | None,
-            correct: int | None = None, arch: str = "riscv") -> dict[str, object]:
+            correct: int | None = None, *, arch: str) -> dict[str, object]:
     """Everything the report shows, as data (the --json output); correct is what a complete
     call stores at the first differing byte (correct_byte), when that byte is in [0, n)."""
     n, a = spec.n, result.accessible
@@ -394,7 +394,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     info = executor.info(argv)
     memcheck = args.memcheck or "memcheck" in routine.needs
     if memcheck:
-        build.build(root, ["plugin"])
+        build.build_host(root, ["plugin"])
     plugin = PluginMemory(root, routine.xlen, routine.arch) if memcheck else None
     try:
         with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin, granule=spec.granule) as server:
@@ -410,13 +410,14 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     correct = correct_byte(plan.load(root), spec, profile, result.diff_off) \
         if result.diff_count and 0 <= result.diff_off < spec.n else None
-    report = explain(spec, profile, result, routine_symbolizer(root, routine, info), correct, routine.arch)
+    report = explain(spec, profile, result, routine_symbolizer(root, routine, info), correct,
+                     arch=routine.arch)
     report["executor_died"] = died
     report["executor"] = {k: info[k] for k in ("arch", "extable", "extable_entries", "xlen") if k in info}
     sym_for_code = routine_symbolizer(root, routine, info)
     first = "signal" if report["ended_by"] else "fault"
     report["code"] = {label: signals.code_rows(root / routine.elf, routine.xlen, sym_for_code, pc, before, 4,
-                                                routine.arch)
+                                                arch=routine.arch)
                       for label, pc, before in ((first, result.fault_pc, 3), ("fixup", result.fixup_pc, 0),
                                                 *_returned_code(result))
                       if pc}

@@ -343,7 +343,7 @@ def run_sweep(root: Path, args: argparse.Namespace) -> int:
 
 def build_plugin_if_needed(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> None:
     if any(uses_memcheck(args, r) or measures_reach(args, r) for r in chosen):
-        build.build(root, ["plugin"])
+        build.build_host(root, ["plugin"])
 
 
 def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], seed: int, log: FindingsLog,

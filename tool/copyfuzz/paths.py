@@ -45,7 +45,7 @@ def make_vars(root: Path) -> list[str]:
     return [f"O={o}"]
 
 
-def arch_dir(root: Path, xlen: int, arch: str = "riscv") -> Path:
+def arch_dir(root: Path, xlen: int, arch: str) -> Path:
     """$(BUILD) in the Makefile: one directory per architecture and register width
     (riscv64, riscv32, arm64: target.mk's BUILD_NAME)."""
     return build_dir(root) / targets.get(arch).build_dir_name(xlen)
@@ -57,18 +57,18 @@ def executor(root: Path, name: str, xlen: int) -> Path:
     return arch_dir(root, xlen, arch) / f"{name}.elf"
 
 
-def check_dir(root: Path, xlen: int, arch: str = "riscv") -> Path:
+def check_dir(root: Path, xlen: int, arch: str) -> Path:
     """Executors of files from outside the tree (copyfuzz check)."""
     return arch_dir(root, xlen, arch) / "check"
 
 
-def isa_dir(root: Path, xlen: int, march: str, arch: str = "riscv") -> Path:
+def isa_dir(root: Path, xlen: int, march: str, arch: str) -> Path:
     """Executors built for an ISA other than their routine's own (--isa): one directory per
     -march, so runs with different ISAs never share an executor."""
     return arch_dir(root, xlen, arch) / f"isa-{march}"
 
 
-def harness_object(root: Path, xlen: int, arch: str = "riscv") -> Path:
+def harness_object(root: Path, xlen: int, arch: str) -> Path:
     """The relocatable harness every executor is linked with ($(BUILD)/harness.o)."""
     return arch_dir(root, xlen, arch) / "harness.o"
 

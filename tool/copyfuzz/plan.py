@@ -56,7 +56,7 @@ def _load(path: str) -> CfRef:
 
 def load(root: Path) -> CfRef:
     """libcfref.so, built first if it is missing or stale (make knows)."""
-    build.build(root, [str(paths.libcfref(paths.REL))])  # as make names it (build.build adds O=)
+    build.build_host(root, [str(paths.libcfref(paths.REL))])  # as make names it (build.build adds O=)
     return _load(str(paths.libcfref(root)))
 
 

@@ -179,7 +179,7 @@ def case_error_message(code: int) -> str:
     return f"unknown case error {code}"
 
 
-def reg_names(mask: int, arch: str = "riscv") -> list[str]:
+def reg_names(mask: int, arch: str) -> list[str]:
     """The registers of a result's regs_bad (enum cf_reg_bit), by the architecture's names."""
     return [name for bit, name in enumerate(targets.get(arch).regs) if name and mask & (1 << bit)]
 

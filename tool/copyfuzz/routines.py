@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import isa as isas
@@ -54,7 +54,7 @@ class Routine:
     isa: isas.Isa | None = None  # what it is built and run with (None: the harness's rv64gc/rv32gc)
     declared_isa: isas.Isa | None = None  # a bundled routine's ` * copyfuzz: isa=` line
     max_len: int = 0  # its max-len= line: the default sweep's longest n (0: the sweep's default)
-    arch: str = "riscv"  # targets.py: arch/<arch>/ of a bundled routine, --arch of a file
+    arch: str = field(kw_only=True)  # targets.py: arch/<arch>/ of a bundled routine, --arch of a file
     # A file's routine whose kind or architecture the command line did not give: why it
     # is what it is (infer.py), said with the results. "" when given.
     kind_reason: str = ""

@@ -62,10 +62,10 @@ def ended_by(result: records.Result) -> dict[str, object] | None:
 
 
 def code_rows(elf: Path, xlen: int, sym: Symbolizer | None, pc: int, before: int = 3,
-              after: int = 4, arch: str = "riscv") -> list[dict[str, object]]:
+              after: int = 4, *, arch: str) -> list[dict[str, object]]:
     """The disassembly around pc, from whichever code section holds it; [] if none does."""
     try:
-        insns = code_around(elf, xlen, pc, before, after, arch)
+        insns = code_around(elf, xlen, pc, before, after, arch=arch)
     except CopyfuzzError:
         return []
     return [{"address": i.addr, "where": where(sym, i.addr), "insn": f"{i.mnemonic} {i.op_str}".strip(),

@@ -9,6 +9,7 @@ table checks and the reports (audit.py) are the same for every architecture.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -105,14 +106,11 @@ def got_load(insn: Insn, read: Read, got: GotRanges, mask: int, regs: tuple[str,
 
 
 def for_arch(arch: str) -> Isa:
-    if arch == "arm64":
-        from .arm64 import ISA
-    elif arch == "arm":
-        from .arm import ISA
-    elif arch == "riscv":
-        from .riscv import ISA
-    else:
-        from ..errors import CopyfuzzError
+    """An architecture's decoder: the ISA of decode/<arch>.py, one module for each of
+    targets.ARCHES (tests/test_targets.py walks them). Imported on first use: each
+    loads Capstone for its architecture."""
+    from .. import targets
 
-        raise CopyfuzzError(f"no instruction decoder for {arch}")
-    return ISA
+    targets.get(arch)  # an unknown name is refused there, with the known ones
+    isa: Isa = importlib.import_module(f"{__name__}.{arch}").ISA
+    return isa
