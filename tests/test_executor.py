@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from copyfuzz import executor, plan, records
+from copyfuzz.errors import CopyfuzzError
 from copyfuzz.executor import ExecutorError, NewClassCase, Reproducers, StreamParser
 
 FAKE = [sys.executable, str(Path(__file__).parent / "fake_executor.py"), "build/x.elf"]
@@ -136,3 +137,12 @@ def test_server_round_trips_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_info_parses_key_values() -> None:
     assert executor.info(FAKE)["kind"] == "copy"
+
+
+def test_a_rejected_case_is_one_error_saying_why() -> None:
+    ok = records.Result(type=records.RESULT_CASE, id=1)
+    assert executor.accepted(ok) is ok
+    bad = records.Result(type=records.RESULT_ERROR, id=2, aux=records.CASE_BAD_KIND)
+    with pytest.raises(CopyfuzzError, match=r"^n=3: the executor rejected the case: ") as e:
+        executor.accepted(bad, "n=3: ")
+    assert str(e.value).endswith(records.case_error_message(records.CASE_BAD_KIND))

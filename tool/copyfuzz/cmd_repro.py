@@ -404,8 +404,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     finally:
         if plugin:
             plugin.close()
-    if result.type == records.RESULT_ERROR:
-        raise CopyfuzzError(f"the executor rejected the case: {records.case_error_message(result.aux)}")
+    executor.accepted(result)
     if result.type != records.RESULT_CASE:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     correct = correct_byte(plan.load(root), spec, profile, result.diff_off) \

@@ -279,6 +279,15 @@ def death_result(case: records.Case, cls: str, signum: int = 0) -> records.Resul
 PIPELINE = 32  # cases Server.run_many writes ahead: their records fit either pipe's 64 KiB
 
 
+def accepted(result: records.Result, prefix: str = "") -> records.Result:
+    """result, unless the executor rejected its case (an error record, as for a case the
+    executor's own check refuses): then a CopyfuzzError saying why, after prefix (the
+    case, where the caller has it)."""
+    if result.type == records.RESULT_ERROR:
+        raise CopyfuzzError(f"{prefix}the executor rejected the case: {records.case_error_message(result.aux)}")
+    return result
+
+
 class Server:
     """One `executor serve` process: send a case record, get its result record.
 

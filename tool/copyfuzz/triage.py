@@ -68,10 +68,7 @@ def run_one(server: executor.Server, profile: str, spec: Spec, case_id: int) -> 
 
 def accepted(spec: Spec, result: records.Result) -> records.Result:
     """The result of a case the executor ran; a case it rejected is a CopyfuzzError."""
-    if result.type == records.RESULT_ERROR:
-        raise CopyfuzzError(f"{format_spec(spec)}: the executor rejected the case: "
-                            f"{records.case_error_message(result.aux)}")
-    return result
+    return executor.accepted(result, f"{format_spec(spec)}: ")
 
 
 def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:

@@ -17,7 +17,6 @@ from typing import Iterator
 from .. import atomic, coverage, executor, records
 from ..build import routine_prefix
 from ..campaign import Campaign, clear_status, status_line
-from ..errors import CopyfuzzError
 from ..plugin import PluginMemory
 from ..spec import format_spec
 
@@ -95,11 +94,7 @@ def _search(c: Campaign, show: bool, deadline: float, total_s: int, interrupted:
             def run_case(case: records.Case) -> int:
                 # An executor that dies during a case is that case's crash result (Server
                 # restarts it); an ExecutorError is the tool's own failure: exit 2.
-                result = server.run(case)
-                if result.type == records.RESULT_ERROR:
-                    raise CopyfuzzError(f"the executor rejected a drawn case: "
-                                        f"{records.case_error_message(result.aux)}")
-                return result.errors
+                return executor.accepted(server.run(case), "a drawn case: ").errors
 
             @seed(c.seed + c.rounds)
             @settings(max_examples=10**8, database=None, deadline=None, derandomize=False,
