@@ -145,3 +145,21 @@ def test_regression_format_round_trips() -> None:
     assert regressions.spec_lines(text) == [("riscv/copy_user", "n=7,src_off=0,dst_off=4095,dst_fault=1")]
     assert regressions.pc_key("none") == regressions.pc_key("") == "none"
     assert regressions.pc_key("0x10 (a+0x2)") == "0x10"
+
+
+def test_a_driver_finding_file_reads_as_its_key_value_lines(tmp_path: Path) -> None:
+    path = tmp_path / "driver-1-2.finding"
+    path.write_text("spec=riscv/copy_user:n=5,src_off=0\nclasses=wrong-data,over-report\nno equals sign\n")
+    assert regressions.read_finding(path) == {"spec": "riscv/copy_user:n=5,src_off=0",
+                                              "classes": "wrong-data,over-report"}
+    assert regressions.read_finding(tmp_path / "missing.finding") == {}
+
+
+def test_files_by_spec_maps_each_spec_line_to_its_first_file(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.spec").write_text("# class: wrong-data\nriscv/copy_user:n=5,src_off=1\n")
+    (tmp_path / "sub" / "b.spec").write_text("riscv/copy_user:n=5,src_off=1\nn=7\n")
+    (tmp_path / "c.spec").write_text("not a spec\n")
+    assert regressions.files_by_spec(tmp_path) == {"riscv/copy_user:n=5,src_off=1": tmp_path / "a.spec",
+                                                   "n=7": tmp_path / "sub" / "b.spec"}
+    assert regressions.files_by_spec(tmp_path / "none") == {}

@@ -367,7 +367,7 @@ class Campaign:
         kept = [p for p in kept if not self.kept_after_until(p)]  # then none is even run
         specs: list[tuple[Path, Spec, list[str]]] = []  # with the classes the driver saw
         for path in kept:
-            fields = dict(line.partition("=")[::2] for line in path.read_text(errors="replace").splitlines())
+            fields = regressions.read_finding(path)
             try:
                 spec = parse_fields(self.routine.name, self.routine.kind, fields.get("spec", ""))
             except (ValueError, CopyfuzzError):

@@ -201,19 +201,7 @@ def _known_texts(f: dict[str, Any]) -> list[str]:
 
 def _regression_files(directory: str | None) -> dict[str, Path]:
     """Spec line -> the regression file holding it, to show its saved header."""
-    out: dict[str, Path] = {}
-    if not directory or not Path(directory).is_dir():
-        return out
-    for path in sorted(Path(directory).rglob("*.spec")):
-        try:
-            lines = path.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                out.setdefault(line, path)
-    return out
+    return regressions.files_by_spec(Path(directory)) if directory else {}
 
 
 def _build_flags(options: list[str]) -> str:

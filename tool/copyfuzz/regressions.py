@@ -101,6 +101,30 @@ def read_specs(path: Path) -> list[tuple[str | None, str]]:
     return lines
 
 
+def read_finding(path: Path) -> dict[str, str]:
+    """The `key=value` lines of a fuzz driver's `.finding` file (fuzz/driver.c writes
+    spec=, classes=, why=, input=); {} if it cannot be read."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return {}
+    return {k: v for k, sep, v in (line.partition("=") for line in text.splitlines()) if sep}
+
+
+def files_by_spec(directory: Path) -> dict[str, Path]:
+    """Each spec line of the `.spec` files under directory -> the first file holding it
+    (a file that cannot be read is skipped: this is for showing headers, not replaying)."""
+    out: dict[str, Path] = {}
+    for path in sorted(directory.rglob(f"*{SUFFIX}")) if directory.is_dir() else []:
+        try:
+            lines = spec_lines(path.read_text(errors="replace")) or []
+        except OSError:
+            continue
+        for routine, fields in lines:
+            out.setdefault(f"{routine}:{fields}" if routine else fields, path)
+    return out
+
+
 @dataclass(frozen=True)
 class Regression:
     path: Path
