@@ -107,7 +107,7 @@ LINK_DEPS := $(BUILD)/harness.o harness/link-executor.sh harness/target.c harnes
 # file: every make the tool runs to check its build would otherwise start about 300
 # processes (sh, sed and head per key and routine) before it finds nothing to do.
 define ROUTINE_RULES
-$(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH)/include/*)
+$(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH)/include/*) arch/cf_ua.h
 	@test -n "$$(call routine_meta,$(1),symbol)" || \
 	  { echo "$(1): no ' * copyfuzz: symbol=...' line (docs/formats.md)" >&2; exit 2; }
 	$(Q)bash harness/link-executor.sh -- $(BUILD)/harness.o $(1) $$@ $(call routine_name,$(1)) \

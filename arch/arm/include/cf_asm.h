@@ -30,12 +30,7 @@
 #define CF_EXTABLE(insn, fixup)						\
 	.pushsection __ex_table, "a"; .balign 4; .long (insn), (fixup); .popsection
 
-/* UA(fixup, insn...): a user access under the local label 98, with its table entry. */
-#ifdef CF_NO_EXTABLE
-#define UA(fixup, ...)	__VA_ARGS__
-#else
-#define UA(fixup, ...)	98: __VA_ARGS__; CF_EXTABLE(98b, fixup)
-#endif
+#include "../../cf_ua.h" /* UA(fixup, insn...) */
 
 /*
  * User access on and off. The kernel switches the user domain's access (DACR, a

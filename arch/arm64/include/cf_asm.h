@@ -43,15 +43,7 @@
 	.short CF_EX_TYPE_FIXUP; .short 0; .popsection
 #endif
 
-/*
- * UA(fixup, insn...): a user access, under the local label 98, with a table entry
- * sending a fault on it to 'fixup'. Variadic: the operands contain commas.
- */
-#ifdef CF_NO_EXTABLE
-#define UA(fixup, ...)	__VA_ARGS__
-#else
-#define UA(fixup, ...)	98: __VA_ARGS__; CF_EXTABLE(98b, fixup)
-#endif
+#include "../../cf_ua.h" /* UA(fixup, insn...) */
 
 /*
  * User access on and off. PAN is privileged, so the harness's stand-in for "PAN

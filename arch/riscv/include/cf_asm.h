@@ -82,15 +82,6 @@
 	.popsection
 #endif
 
-/*
- * UA(fixup, insn...): a user access. Emits the instruction under the local
- * label 98 and a table entry sending a fault on it to 'fixup'. Variadic
- * because the instruction's operands contain commas.
- */
-#ifdef CF_NO_EXTABLE
-#define UA(fixup, ...)	__VA_ARGS__
-#else
-#define UA(fixup, ...)	98: __VA_ARGS__; CF_EXTABLE(98b, fixup)
-#endif
+#include "../../cf_ua.h" /* UA(fixup, insn...) */
 
 #endif /* CF_ASM_H */
