@@ -78,7 +78,7 @@ shift 6
 set -f # the toolchain variables are split into words, never globbed
 
 if [ -z "$object_only" ]; then
-	case $kind in # the names of CF_KIND_NAMES in records.h (tests/test_records.py holds them equal)
+	case $kind in # the names of CF_KINDS in records.h (tests/test_records.py holds them equal)
 	copy | clear | memcpy | memset | memmove | copy_from_user | copy_to_user) ;;
 	*)
 		echo "$src: kind '$kind' is not copy, clear, memcpy, memset, memmove, copy_from_user or copy_to_user" >&2

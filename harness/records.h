@@ -36,45 +36,69 @@
 /* A side whose fault field holds this never faults within the case. */
 #define CF_NO_FAULT UINT64_MAX
 
-enum cf_kind {
-	CF_KIND_COPY = 0, /* N = f(dst, src, n): bytes not copied; either side faults */
-	CF_KIND_CLEAR = 1, /* N = f(dst, n): bytes not cleared */
-	CF_KIND_MEMCPY = 2, /* returns dst; no fixups: every fault is unhandled */
-	CF_KIND_MEMSET = 3, /* memset(dst, fill, n): returns dst; no fixups; no source */
-	CF_KIND_MEMMOVE = 4, /* memmove(dst, src, n): returns dst; no fixups; src = dst - disp,
-			      * both in one mapping (they may overlap) */
-	CF_KIND_COPY_FROM_USER = 5, /* as copy, but only the source is user memory: only it
-				     * faults (the destination is the kernel's) */
-	CF_KIND_COPY_TO_USER = 6, /* as copy, but only the destination faults */
-};
-#define CF_NUM_KINDS 7
-/* Their names, by value (records.py's KINDS; COPYFUZZ_KIND, routines' kind= lines). */
-#define CF_KIND_NAMES \
-	"copy", "clear", "memcpy", "memset", "memmove", "copy_from_user", "copy_to_user"
+/*
+ * The kinds, one row each, by value: the one definition the C side and the tool
+ * (tool/copyfuzz/records.py reads this macro) take a kind's facts from.
+ *   X(ENUM, name, user_copy, has_src, src_faults, dst_faults, returns_dst, args, signature)
+ * name: COPYFUZZ_KIND's and a routine's kind= word. user_copy: N = f(dst, src, n), the
+ * bytes not copied. has_src: a source side of its own in the record (memmove's source
+ * is dst - disp in dst's mapping, so it has none). src_faults, dst_faults: can that side
+ * fault at all (user memory, or a buffer's end)? The kernel's side of a one-way user
+ * copy cannot. returns_dst: returns dst (no fixups: every fault is unhandled), else N,
+ * the bytes not done. args and signature: how the routine is called, for people.
+ */
+#define CF_KINDS(X)                                                                               \
+	X(COPY, "copy", 1, 1, 1, 1, 0, "dst, src, n",                                             \
+	  "unsigned long f(void *dst, const void *src, unsigned long n)")                         \
+	X(CLEAR, "clear", 0, 0, 0, 1, 0, "dst, n", "unsigned long f(void *dst, unsigned long n)") \
+	X(MEMCPY, "memcpy", 0, 1, 1, 1, 1, "dst, src, n",                                         \
+	  "void *memcpy(void *dst, const void *src, size_t n)")                                   \
+	X(MEMSET, "memset", 0, 0, 0, 1, 1, "dst, c, n",                                           \
+	  "void *memset(void *dst, int c, size_t n)")                                             \
+	X(MEMMOVE, "memmove", 0, 0, 0, 1, 1, "dst, src, n",                                       \
+	  "void *memmove(void *dst, const void *src, size_t n)")                                  \
+	X(COPY_FROM_USER, "copy_from_user", 1, 1, 1, 0, 0, "dst, src, n",                         \
+	  "unsigned long f(void *dst, const void __user *src, unsigned long n)")                  \
+	X(COPY_TO_USER, "copy_to_user", 1, 1, 0, 1, 0, "dst, src, n",                             \
+	  "unsigned long f(void __user *dst, const void *src, unsigned long n)")
 
-/* What a kind's record and contract have (tool/copyfuzz/records.py mirrors these). */
+#define CF_X_KIND_ENUM(e, name, u, h, s, d, r, args, sig) CF_KIND_##e,
+enum cf_kind { CF_KINDS(CF_X_KIND_ENUM) CF_NUM_KINDS };
+/* Their names, by value (COPYFUZZ_KIND, routines' kind= lines). */
+#define CF_X_KIND_NAME(e, name, u, h, s, d, r, args, sig) name,
+#define CF_KIND_NAMES CF_KINDS(CF_X_KIND_NAME)
+
+/* A kind's facts, from its row; a value past the table has none. */
+struct cf_kind_facts {
+	unsigned char user_copy, has_src, src_faults, dst_faults, returns_dst;
+};
+#define CF_X_KIND_FACTS(e, name, u, h, s, d, r, args, sig) {u, h, s, d, r},
+__attribute__((unused)) static const struct cf_kind_facts cf_kind_facts[CF_NUM_KINDS] = {
+	CF_KINDS(CF_X_KIND_FACTS)};
+static inline struct cf_kind_facts cf_kind_facts_of(unsigned kind)
+{
+	static const struct cf_kind_facts none;
+	return kind < CF_NUM_KINDS ? cf_kind_facts[kind] : none;
+}
 static inline int cf_kind_is_user_copy(unsigned kind) /* N = f(dst, src, n) */
 {
-	return kind == CF_KIND_COPY || kind == CF_KIND_COPY_FROM_USER ||
-	       kind == CF_KIND_COPY_TO_USER;
+	return cf_kind_facts_of(kind).user_copy;
 }
 static inline int cf_kind_has_src(unsigned kind) /* a source side of its own in the record */
 {
-	return cf_kind_is_user_copy(kind) || kind == CF_KIND_MEMCPY;
+	return cf_kind_facts_of(kind).has_src;
 }
-/* Can this side fault at all (user memory, or a buffer's end)? The kernel's side of a
- * one-way user copy cannot. */
 static inline int cf_kind_src_faults(unsigned kind)
 {
-	return cf_kind_has_src(kind) && kind != CF_KIND_COPY_TO_USER;
+	return cf_kind_facts_of(kind).src_faults;
 }
 static inline int cf_kind_dst_faults(unsigned kind)
 {
-	return kind != CF_KIND_COPY_FROM_USER;
+	return cf_kind_facts_of(kind).dst_faults;
 }
 static inline int cf_kind_returns_dst(unsigned kind) /* else: N, the bytes not done */
 {
-	return kind == CF_KIND_MEMCPY || kind == CF_KIND_MEMSET || kind == CF_KIND_MEMMOVE;
+	return cf_kind_facts_of(kind).returns_dst;
 }
 
 enum cf_profile {

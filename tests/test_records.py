@@ -102,10 +102,12 @@ def test_constants(layout: list[list[str]]) -> None:
 
 def test_kind_rules(layout: list[list[str]]) -> None:
     """cf_kind_has_src, cf_kind_returns_dst and cf_memmove_max_disp, as records.py has them."""
-    c_kinds = [tuple(map(int, fact)) for fact in _facts(layout, "kindinfo")]
-    assert c_kinds == [(i, int(k in records.HAS_SRC), int(k in records.RETURNS_DST),
+    c_kinds = [(int(i), name, *map(int, flags)) for i, name, *flags in _facts(layout, "kindinfo")]
+    assert c_kinds == [(i, k, int(k in records.USER_COPIES), int(k in records.HAS_SRC), int(k in records.RETURNS_DST),
                         int(records.side_faults(k, "src")), int(records.side_faults(k, "dst")))
                        for i, k in enumerate(records.KINDS)]
+    assert _facts(layout, "kindinfo-past") == [["0"] * 5]  # a value past the table has no facts
+    assert records.KERNEL_SIDE == {"copy_from_user": "dst", "copy_to_user": "src"}
     c_disp = [(int(n), int(d)) for n, d in _facts(layout, "maxdisp")]
     assert len(c_disp) > 40 and c_disp[-1][1] == 0
     assert c_disp == [(n, records.memmove_max_disp(n)) for n, _ in c_disp]
@@ -230,14 +232,15 @@ def test_class_descriptions_fit_every_kind() -> None:
 
 
 def test_the_kind_names_are_one_list() -> None:
-    """records.h's CF_KIND_NAMES (the executor's and the driver's) and link-executor.sh's
-    check are records.KINDS, in enum order."""
-    header = (ROOT / "harness" / "records.h").read_text()
-    (line,) = re.findall(r"^#define CF_KIND_NAMES((?:.*\\\n)*.*)$", header, re.M)
-    assert tuple(re.findall(r'"([^"]+)"', line)) == records.KINDS
+    """The shell and the driver's help, which cannot read records.h's CF_KINDS, name its
+    kinds (records.KINDS, read from it), in enum order."""
     script = (ROOT / "harness" / "link-executor.sh").read_text()
     (accepted,) = re.findall(r"^\s*(copy \| .*)\) ;;", script, re.M)
     assert tuple(accepted.split(" | ")) == records.KINDS
+    build = (ROOT / ".clusterfuzzlite" / "build.sh").read_text()
+    assert set(re.findall(r"\^\(((?:\w+\|)+\w+)\)\$", build)) == {"|".join(records.KINDS)}
+    (help_text,) = re.findall(r'^CF_ENV\(KIND, "copy", "([^"(]+) \(', (ROOT / "fuzz" / "envs.def").read_text(), re.M)
+    assert tuple(help_text.split(" | ")) == records.KINDS
 
 
 def test_the_profile_names_are_one_list() -> None:

@@ -59,19 +59,19 @@ int main(void)
 	CONST(CF_ERRORS_EXACT);
 	CONST(CF_ERRORS_LINUX);
 
-	ENUM(CF_KIND_COPY);
-	ENUM(CF_KIND_CLEAR);
-	ENUM(CF_KIND_MEMCPY);
-	ENUM(CF_KIND_MEMSET);
-	ENUM(CF_KIND_MEMMOVE);
-	ENUM(CF_KIND_COPY_FROM_USER);
-	ENUM(CF_KIND_COPY_TO_USER);
+#define DUMP_KIND_ENUM(e, name, u, h, s, d, r, args, sig) ENUM(CF_KIND_##e);
+	CF_KINDS(DUMP_KIND_ENUM)
 	CONST(CF_NUM_KINDS);
 	CONST(CF_MEMMOVE_SLACK);
 	CONST(CF_GRANULE_MTE);
+	static const char *const kind_names[CF_NUM_KINDS] = {CF_KIND_NAMES};
 	for (unsigned k = 0; k < CF_NUM_KINDS; k++)
-		printf("kindinfo %u %d %d %d %d\n", k, cf_kind_has_src(k), cf_kind_returns_dst(k),
-		       cf_kind_src_faults(k), cf_kind_dst_faults(k));
+		printf("kindinfo %u %s %d %d %d %d %d\n", k, kind_names[k], cf_kind_is_user_copy(k),
+		       cf_kind_has_src(k), cf_kind_returns_dst(k), cf_kind_src_faults(k),
+		       cf_kind_dst_faults(k));
+	printf("kindinfo-past %d %d %d %d %d\n", cf_kind_is_user_copy(CF_NUM_KINDS),
+	       cf_kind_has_src(CF_NUM_KINDS), cf_kind_returns_dst(CF_NUM_KINDS),
+	       cf_kind_src_faults(CF_NUM_KINDS), cf_kind_dst_faults(CF_NUM_KINDS));
 	uint64_t edges[] = {CF_MAX_LEN / 2 - 9, CF_MAX_LEN / 2 - 8, CF_MAX_LEN / 2 - 7,
 			    CF_MAX_LEN - 1, CF_MAX_LEN};
 	for (uint64_t n = 0; n < 40; n++)

@@ -32,38 +32,45 @@ MAX_FAULT = MAX_LEN + PAGE_SIZE  # CF_MAX_FAULT: positions past it are refused
 CASE_MAGIC = _DEFINES["CF_CASE_MAGIC"]  # "CFC1"
 RESULT_MAGIC = _DEFINES["CF_RESULT_MAGIC"]  # "CFR1"
 
+class KindInfo(NamedTuple):
+    """One row of CF_KINDS (harness/records.h): what a kind's record and contract have."""
+
+    name: str
+    user_copy: bool  # N = f(dst, src, n), the bytes not copied
+    has_src: bool  # a source side of its own (memmove's source is dst - disp in dst's mapping)
+    src_faults: bool  # can that side fault at all? The kernel's side of a one-way user copy cannot
+    dst_faults: bool
+    returns_dst: bool  # returns dst (no fixups, every fault unhandled), else N, the bytes not done
+    args: tuple[str, ...]  # what it is called with
+    signature: str  # its C signature
+
+
+def _kind_info(row: list[str]) -> KindInfo:
+    _, name, user_copy, has_src, src_faults, dst_faults, returns_dst, args, signature = row
+    return KindInfo(name, user_copy == "1", has_src == "1", src_faults == "1", dst_faults == "1",
+                    returns_dst == "1", tuple(args.split(", ")), signature)
+
+
+KIND_INFO: dict[str, KindInfo] = {info.name: info for info in map(_kind_info, rows("records.h", "CF_KINDS", 9))}
 # enum cf_kind / enum cf_profile, by value.
-KINDS = ("copy", "clear", "memcpy", "memset", "memmove", "copy_from_user", "copy_to_user")
+KINDS = tuple(KIND_INFO)
 PROFILES = ("linux", "exact")
-# What each kind's record and contract have (cf_kind_has_src, cf_kind_returns_dst):
-# a source side of its own (memmove's source is dst - disp in dst's mapping), and
-# whether it returns dst (no fixups, every fault unhandled) or N, the bytes not done.
-# copy_from_user and copy_to_user are copy with one side the kernel's: it never faults
-# (cf_kind_src_faults, cf_kind_dst_faults).
-USER_COPIES = ("copy", "copy_from_user", "copy_to_user")
-HAS_SRC = (*USER_COPIES, "memcpy")
-RETURNS_DST = ("memcpy", "memset", "memmove")
-KERNEL_SIDE = {"copy_from_user": "dst", "copy_to_user": "src"}
+USER_COPIES = tuple(k for k, info in KIND_INFO.items() if info.user_copy)
+HAS_SRC = tuple(k for k, info in KIND_INFO.items() if info.has_src)
+RETURNS_DST = tuple(k for k, info in KIND_INFO.items() if info.returns_dst)
+# The side of a one-way user copy that is the kernel's (it never faults).
+KERNEL_SIDE = {k: side for k, info in KIND_INFO.items() if info.user_copy
+               for side, faults in (("src", info.src_faults), ("dst", info.dst_faults)) if not faults}
 
 
 def side_faults(kind: str, side: str) -> bool:
     """Can this side ("src" or "dst") of a case of this kind fault at all?"""
-    return (side == "dst" or kind in HAS_SRC) and KERNEL_SIDE.get(kind) != side
+    info = KIND_INFO[kind]
+    return info.src_faults if side == "src" else info.dst_faults
 
 
-# The arguments each kind is called with, and its C signature.
-KIND_ARGS = {"copy": ("dst", "src", "n"), "clear": ("dst", "n"), "memcpy": ("dst", "src", "n"),
-             "memset": ("dst", "c", "n"), "memmove": ("dst", "src", "n"),
-             "copy_from_user": ("dst", "src", "n"), "copy_to_user": ("dst", "src", "n")}
-SIGNATURES = {
-    "copy": "unsigned long f(void *dst, const void *src, unsigned long n)",
-    "clear": "unsigned long f(void *dst, unsigned long n)",
-    "memcpy": "void *memcpy(void *dst, const void *src, size_t n)",
-    "memset": "void *memset(void *dst, int c, size_t n)",
-    "memmove": "void *memmove(void *dst, const void *src, size_t n)",
-    "copy_from_user": "unsigned long f(void *dst, const void __user *src, unsigned long n)",
-    "copy_to_user": "unsigned long f(void __user *dst, const void *src, unsigned long n)",
-}
+KIND_ARGS = {k: info.args for k, info in KIND_INFO.items()}
+SIGNATURES = {k: info.signature for k, info in KIND_INFO.items()}
 
 
 def memmove_max_disp(n: int) -> int:
