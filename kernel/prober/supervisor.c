@@ -228,9 +228,12 @@ static void remove_files(const char *dir, pid_t pid)
  * architecture cannot walk it (32-bit ARM with SMP). A marker written to /dev/kmsg first
  * tells this trigger's output from older log lines; the block that names PID is kept,
  * its frames ("sym+0xoff/0xsize"). A spinning task is caught wherever it is (in a fault
- * handler, whose trace may stop at the exception): the longest of a few samples is
- * reported. 0 when one gave at least one frame.
+ * handler, whose trace may stop at the exception: 32-bit ARM's unwinder does): samples
+ * are taken until one reaches the system call (a frame named *sys_*, which shows the
+ * caller), at most CF_SYSRQ_SAMPLES; that one is reported, else the longest. 0 when one
+ * gave at least one frame.
  */
+#define CF_SYSRQ_SAMPLES 6
 #define CF_SYSRQ_LINES 48
 struct sysrq_sample {
 	int frames;
@@ -285,13 +288,22 @@ static int sysrq_sample(pid_t pid, struct sysrq_sample *s)
 	return s->frames ? 0 : -1;
 }
 
+static int reaches_syscall(const struct sysrq_sample *s)
+{
+	for (int i = 0; i < s->frames; i++)
+		if (strstr(s->line[i], "sys_"))
+			return 1;
+	return 0;
+}
+
 static int sysrq_stack(pid_t pid, uint64_t index)
 {
 	static struct sysrq_sample best, now;
 	char enc[1024];
 	best.frames = 0;
-	for (int k = 0; k < 3; k++)
-		if (sysrq_sample(pid, &now) == 0 && now.frames > best.frames)
+	for (int k = 0; k < CF_SYSRQ_SAMPLES && !reaches_syscall(&best); k++)
+		if (sysrq_sample(pid, &now) == 0 &&
+		    (reaches_syscall(&now) || (now.frames > best.frames)))
 			best = now;
 	for (int i = 0; i < best.frames; i++)
 		cf_line("stack", "index=%llu pid=%d source=sysrq line=%s",
