@@ -262,13 +262,14 @@ def main() -> None:
     if fixed and args.max_len is None:
         args.max_len = WORKLOAD_MAX_LEN
     budget = Budget(execs=args.execs) if fixed else Budget(seconds=args.seconds)
-    trees = [ROOT, *(t.resolve() for t in args.tree)]
+    trees = list(dict.fromkeys([ROOT, *(t.resolve() for t in args.tree)]))  # each once
     for tree in trees:
         subprocess.run(["make", "-s", *paths.make_vars(tree), "all"], cwd=tree, check=True)
     modes: list[Mode] = [(engine, cov, jobs, channel, tree) for jobs in args.cores or (1, 2)
                          for engine in args.engine or ("libfuzzer", "afl")
                          for cov in (True, False) if ("on" if cov else "off") in (args.coverage or ("on", "off"))
                          for channel in args.channel or ("shm",) for tree in trees]
+    modes = list(dict.fromkeys(modes))  # a value given twice is one mode (whole groups of trees go)
     runs: dict[Mode, list[float]] = {m: [] for m in modes}
     per_cpu: dict[Mode, list[float]] = {m: [] for m in modes}
     steal: dict[Mode, list[float]] = {m: [] for m in modes}

@@ -128,28 +128,30 @@ def main() -> None:
         replay(args.replay, args.runs)
         return
     modes = [(e, pair) for e in (args.engine or ["libfuzzer", "afl"]) for pair in pairs]
-    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    # by (engine, pair, routine): a clean routine two pairs share is run for each of them
+    results: dict[tuple[str, tuple[str, str], str], list[dict[str, Any]]] = {}
     for run in range(args.runs):
         for engine, pair in modes[run % len(modes):] + modes[:run % len(modes)]:
             order = pair if run % 2 else pair[::-1]
             for routine in order:
                 r = campaign(routine, engine, args.seconds, args.jobs, seed=run + 1)
-                results.setdefault((engine, routine), []).append(r)
+                results.setdefault((engine, pair, routine), []).append(r)
                 print(f"run {run + 1}: {engine} {routine}: {r['exec_per_s']:,.0f}/s, {r['rounds']} rounds, "
                       f"{r['unique']} unique, {r['count']:,} finding inputs of {r['executions']:,}", file=sys.stderr)
     rows = []
-    for engine, (buggy, clean) in modes:
-        b = statistics.median(r["exec_per_s"] for r in results[(engine, buggy)])
-        c = statistics.median(r["exec_per_s"] for r in results[(engine, clean)])
-        share = statistics.median(r["count"] / max(1, r["executions"]) for r in results[(engine, buggy)])
+    for engine, pair in modes:
+        buggy, clean = pair
+        b = statistics.median(r["exec_per_s"] for r in results[(engine, pair, buggy)])
+        c = statistics.median(r["exec_per_s"] for r in results[(engine, pair, clean)])
+        share = statistics.median(r["count"] / max(1, r["executions"]) for r in results[(engine, pair, buggy)])
         # run k of both routines had seed k: the ratio of each such pair, then their median
         ratios = [rb["exec_per_s"] / rc["exec_per_s"] if rc["exec_per_s"] else 0.0
-                  for rb, rc in zip(results[(engine, buggy)], results[(engine, clean)], strict=True)]
+                  for rb, rc in zip(results[(engine, pair, buggy)], results[(engine, pair, clean)], strict=True)]
         paired = statistics.median(ratios)
         rows.append({"engine": engine, "buggy": buggy, "clean": clean, "buggy_exec_per_s": b, "clean_exec_per_s": c,
                      "ratio": b / c if c else 0.0, "paired_ratio": paired, "worst_paired_ratio": min(ratios),
                      "finding_share": share,
-                     "runs": {k: [r["exec_per_s"] for r in results[(engine, k)]] for k in (buggy, clean)}})
+                     "runs": {k: [r["exec_per_s"] for r in results[(engine, pair, k)]] for k in (buggy, clean)}})
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -352,3 +352,12 @@ def test_the_executors_default_jobs_come_from_copyfuzz_jobs(tmp_path: Path) -> N
     assert jobs(env="") == (os.cpu_count() or 1)
     bad = run_cli("sweep", "riscv/copy_user", "--max-len", "1", "--findings", str(tmp_path), env={"COPYFUZZ_JOBS": "x"})
     assert bad.returncode == 2 and bad.stderr == "copyfuzz: COPYFUZZ_JOBS: must be an integer, not 'x'\n", bad.stderr
+
+
+def test_an_exported_arch_of_the_kernels_kind_does_not_reach_make() -> None:
+    # ARCH=x86_64 and XLEN are a kernel developer's exports; the host-side builds (the
+    # oracle library, the plugin) give make the architecture themselves.
+    proc = run_cli("repro", "riscv/mutants/fixup-off-by-one:n=1,dst_fault=0", "--json",
+                   env={"ARCH": "x86_64", "XLEN": "32"})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["classes"], proc.stdout

@@ -121,3 +121,6 @@ def test_source_lines_are_kept_beside_the_elf_for_that_file_only(tmp_path: Path,
     cache.mkdir()  # a cache that can be neither read nor written is no error
     assert elfinfo.source_lines(elf) == first and len(read) == 4 and cache.is_dir()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    cache.rmdir()
+    monkeypatch.setattr(elfinfo, "source_lines_of", lambda p: {})  # a read that failed
+    assert elfinfo.source_lines(elf) == {} and not cache.exists()

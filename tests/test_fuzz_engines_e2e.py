@@ -102,6 +102,18 @@ def test_a_campaign_that_ran_no_input_gives_no_verdict(tmp_path: Path) -> None:
             assert "findings" not in proc.stdout, proc.stdout
 
 
+def test_a_dry_run_counts_the_inputs_it_ran(tmp_path: Path) -> None:
+    # A resumed afl-fuzz re-runs its queue, then sets execs_done back to the old session's:
+    # stopped soon after, its stats say it ran nothing new. Its log says what it ran.
+    log = tmp_path / "afl.log"
+    entry = "\x1b[1;94m[*] \x1b[0mAttempting dry run with 'id:00000{},time:0,execs:0,orig:seed'...\n"
+    log.write_text("".join(entry.format(i) for i in range(3)))
+    assert afl.dry_run_inputs(log) == 2  # the third was begun, not seen to end
+    log.write_text(log.read_text() + "\x1b[1;92m[+] \x1b[0mAll test cases processed.\n")
+    assert afl.dry_run_inputs(log) == 3
+    assert afl.dry_run_inputs(tmp_path / "missing.log") == 0
+
+
 def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:
     proc = campaign(tmp_path, MUTANT, "hypothesis", 120)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]

@@ -166,7 +166,12 @@ def build_host(root: Path, targets_: list[str]) -> None:
     """make -s targets that run on this machine (the plugin, libcfref.so, the fuzz drivers),
     of no architecture: only make and the host's compiler take part."""
     check_tools(["make"])
-    _run(root, ["make", "-s", *paths.make_vars(root), *targets_], f"make -s {' '.join(targets_)}")
+    # The Makefile parses one architecture's rules whatever the target: the default one's,
+    # given on the command line so that an exported ARCH or XLEN (a kernel developer's
+    # habit) never reaches it.
+    arch = targets.DEFAULT
+    _run(root, ["make", "-s", *paths.make_vars(root), *arch.make_vars(arch.widths[0]), *targets_],
+         f"make -s {' '.join(targets_)}")
 
 
 def link_env(root: Path, xlen: int, arch: str) -> dict[str, str]:

@@ -177,7 +177,7 @@ def source_lines(path: Path) -> dict[int, str]:
     was read from (device, inode, size, modification time): a check or sweep of an
     executor built before reads it back instead of the DWARF (pyelftools' import and
     parse were a third of a small check's own CPU time). A cache that cannot be read or
-    written is no error: the DWARF is read."""
+    written is no error: the DWARF is read. An empty result is not kept."""
     cache = path.with_name(path.name + ".lines.json")
     try:
         st = path.stat()
@@ -191,8 +191,9 @@ def source_lines(path: Path) -> dict[int, str]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     lines = source_lines_of(path)
-    with contextlib.suppress(CopyfuzzError):
-        atomic.write(cache, json.dumps({"stamp": stamp, "lines": {str(a): w for a, w in lines.items()}}))
+    if lines:  # none may be a read that failed for a while (EMFILE, EIO): not kept
+        with contextlib.suppress(CopyfuzzError):
+            atomic.write(cache, json.dumps({"stamp": stamp, "lines": {str(a): w for a, w in lines.items()}}))
     return lines
 
 

@@ -32,6 +32,11 @@ from ..spec import Spec
 from ..triage import fault_pc_of, sweep_order
 
 NO_FREE_CORE = b"No more free CPU cores"
+# afl-fuzz's log lines around its dry run, which runs every queue entry once before it
+# fuzzes (on a resume too, where fuzzer_stats' execs_done then goes back to the old
+# session's count and leaves the dry run out).
+DRY_RUN_ENTRY = b"Attempting dry run with "
+DRY_RUN_DONE = b"All test cases processed."
 BOUND = b"try binding to #"
 # The driver tells a hang itself (its executor's watchdog, then at most 3 x 1 s + 5 s of
 # waiting): afl-fuzz's own timeout, calibrated in milliseconds, would kill the driver for a
@@ -117,6 +122,17 @@ def _stats(stats: Path) -> dict[str, str]:
 def _execs(stats: Path) -> int:
     value = _stats(stats).get("execs_done", "")
     return int(value) if value.isdigit() else 0
+
+
+def dry_run_inputs(log: Path) -> int:
+    """How many inputs an instance's dry run ran to the end, by its log (this run's): each
+    entry it began but the last, or every one once it says all were processed."""
+    try:
+        text = log.read_bytes()
+    except OSError:
+        return 0
+    begun = text.count(DRY_RUN_ENTRY)
+    return begun if DRY_RUN_DONE in text else max(0, begun - 1)
 
 
 def _handled(c: Campaign) -> set[str]:
@@ -215,8 +231,11 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
     c.rounds += 1
     for name, proc, log in procs:
         stats_file = out / name / "fuzzer_stats"
+        ran = dry_run_inputs(log)
         if stats_file.is_file():
-            c.executions += max(0, _execs(stats_file) - before.get(name, 0))
+            c.executions += max(ran, _execs(stats_file) - before.get(name, 0))
+        elif ran:
+            c.executions += ran  # stopped before it wrote its stats
         elif proc.returncode not in (0, None) and name not in stopped:
             tail = log.read_text(errors="replace").splitlines()[-20:]
             raise CopyfuzzError(f"afl-fuzz ({name}) exited with status {proc.returncode} without starting",
