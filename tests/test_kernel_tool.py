@@ -223,6 +223,23 @@ def test_a_kernel_that_dies_twice_in_the_same_place_is_pinned_to_a_case(tmp_path
     FakeVM.console = "Kernel panic - not syncing"
 
 
+def test_a_first_boot_that_never_reaches_the_prober_is_booted_again_once(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sweep, "VM", FakeVM)
+    kernel = argparse.Namespace(arch=argparse.Namespace(name="riscv"))
+    FakeVM.boots = []
+    FakeVM.scripts = [["OpenSBI v1.2", "Boot HART MEDELEG : 0xf0b509"],  # nothing after the firmware
+                      [line("hello", version=1), line("end", run=20, status="complete")]]
+    result = sweep.run_vm(kernel, b"prober", [], tmp_path, (1, 2), None)  # type: ignore[arg-type]
+    assert result.boots == 2 and result.ran == 20 and not result.errors
+    assert result.notes == ["shard 2 of 2: the riscv kernel did not reach the prober (qemu ended); booted it again"]
+    # twice: a kernel that does not boot, one error with the console's last lines
+    FakeVM.scripts = [["OpenSBI v1.2"], ["OpenSBI v1.2"]]
+    with pytest.raises(CopyfuzzError, match="the riscv kernel did not boot to the prober"):
+        sweep.run_vm(kernel, b"prober", [], tmp_path, (0, 1), None)  # type: ignore[arg-type]
+    assert FakeVM.scripts == []
+
+
 def test_a_prober_that_refuses_its_arguments_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     FakeVM.scripts = [[line("error", kind="args")]]
     monkeypatch.setattr(sweep, "VM", FakeVM)

@@ -69,7 +69,8 @@ class Report:
     def __init__(self, kernel: Kernel, vm: Result, host: Result | None, workdir: Path, findings_dir: Path,
                  baseline: known.Baseline | None, pargs: list[str], notes: list[str] | None = None) -> None:
         self.kernel, self.vm, self.host, self.workdir = kernel, vm, host, workdir
-        self.notes = notes or []  # what the sweep chose for the user, and why
+        # what the sweep chose for the user, and why; then what happened to the VMs
+        self.notes = [*(notes or []), *vm.notes]
         self.findings_dir = findings_dir / "kernel" / f"{kernel.arch.name}-{kernel.key[:10]}"
         self.pargs = pargs
         order = {name: i for i, name in enumerate(syscall_names())}

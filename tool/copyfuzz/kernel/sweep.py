@@ -53,6 +53,7 @@ class Result:
     findings: dict[tuple[str, str], Finding] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # syscall -> cases not run
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what happened that the report should say
     boots: int = 0
     damaged: int = 0  # lines that looked like ours and did not check out
     observed: dict[str, dict[str, str]] = field(default_factory=dict)  # --case runs: case -> its result line
@@ -83,6 +84,7 @@ class Result:
         for s, n in other.skipped.items():
             self.skipped[s] = self.skipped.get(s, 0) + n
         self.errors += other.errors
+        self.notes += other.notes
         self.boots += other.boots
         self.damaged += other.damaged
 
@@ -228,6 +230,13 @@ def run_vm(kernel: Kernel, prober: bytes, args: list[str], workdir: Path, shard:
         if not reader.hello and result.errors:
             raise CopyfuzzError(f"the prober in the {kernel.arch.name} kernel stopped: {result.errors[-1]}; "
                                 f"console: {console}", details=tail)
+        if not reader.hello and result.boots == 1:
+            # Once, under qemu-system-riscv64 with a second VM beside it, a kernel that the
+            # other shard booted printed nothing after the firmware for 120 s: boot once more
+            # before calling it a kernel that does not boot, and say so.
+            result.notes.append(f"shard {j + 1} of {n}: the {kernel.arch.name} kernel did not reach the prober "
+                                f"({why or 'qemu ended'}); booted it again")
+            continue
         if not reader.hello:
             raise CopyfuzzError(f"the {kernel.arch.name} kernel did not boot to the prober "
                                 f"({why or 'qemu ended'}); console: {console}", details=tail)
