@@ -161,12 +161,12 @@ plugin: $(PLUGIN)
 # per-byte loop cost half of every execution (docs/perf.md).
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -Iharness -Iref
 FUZZ_OBJ   := $(O)/host/fuzz
-FUZZ_SRCS  := fuzz/driver.c fuzz/driver_config.c fuzz/executor_channel.c
-FUZZ_DEPS  := $(FUZZ_SRCS) fuzz/driver.h fuzz/envs.def
+FUZZ_SRCS  := fuzz/driver.c fuzz/input.c fuzz/driver_config.c fuzz/executor_channel.c
+FUZZ_DEPS  := $(FUZZ_SRCS) fuzz/driver.h fuzz/input.h fuzz/envs.def
 # The driver's plumbing (its environment, the executor's process and handshake) gets no
 # SanitizerCoverage either: it runs alike for every input, and its edges and comparisons
-# were features libFuzzer scored on every execution (docs/perf.md). Only driver.c, which
-# decodes the input, is covered besides the routine.
+# were features libFuzzer scored on every execution (docs/perf.md). Only driver.c and the
+# input's decoder (fuzz/input.c) are covered besides the routine.
 FUZZ_PLUMBING := driver_config executor_channel
 $(FUZZ_OBJ)/%-asan.o: fuzz/%.c fuzz/driver.h fuzz/envs.def $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
@@ -182,7 +182,7 @@ $(FUZZ_OBJ)/ref-plain.o: ref/ref.c $(HEADERS) Makefile
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -O2 -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
 $(LIBFUZZER_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/ref-asan.o $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-asan.o) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $(TMP) fuzz/driver.c \
+	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $(TMP) fuzz/driver.c fuzz/input.c \
 	  $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-asan.o) $(FUZZ_OBJ)/ref-asan.o && mv -f $(TMP) $@
 # fuzz/afl_cov.c is compiled by plain clang: it writes AFL's map itself.
 $(FUZZ_OBJ)/afl_cov.o: fuzz/afl_cov.c $(HEADERS) Makefile
@@ -191,15 +191,16 @@ $(FUZZ_OBJ)/afl_cov.o: fuzz/afl_cov.c $(HEADERS) Makefile
 $(AFL_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-plain.o) \
 		$(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $(TMP) fuzz/driver.c \
+	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $(TMP) fuzz/driver.c fuzz/input.c \
 	  $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-plain.o) $(FUZZ_OBJ)/ref-plain.o $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
-# The enumeration, the oracle and the source pattern for the tool (tool/copyfuzz/plan.py) and
+# The enumeration, the oracle, the source pattern and the fuzz input decoder for the tool (tool/copyfuzz/plan.py) and
 # the tests, via ctypes.
-$(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c $(HEADERS) Makefile
+$(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c fuzz/input.c fuzz/input.h $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c harness/arena.c && \
+	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c harness/arena.c \
+	  fuzz/input.c && \
 	  mv -f $(TMP) $@
 
 # ---- the kernel prober (kernel/prober/; docs/formats.md, "Prober cases and lines") ----

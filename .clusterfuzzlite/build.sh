@@ -157,6 +157,7 @@ driver_cc() { # driver_cc SOURCE OBJECT [FLAGS...]
 	"$CC" "${cflags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" "${@:3}" -c "$1" -o "$2"
 }
 driver_cc "$REPO/fuzz/driver.c" "$B/driver.o"
+driver_cc "$REPO/fuzz/input.c" "$B/input.o"
 driver_cc "$REPO/fuzz/executor_channel.c" "$B/executor_channel.o"
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE"
@@ -173,12 +174,12 @@ for r in "${routines[@]}"; do
 	driver_cc "$REPO/fuzz/driver_config.c" "$B/$name.config.o" -DCF_BUNDLE_ROUTINE="\"$r\"" \
 		-DCF_BUNDLE_KIND="\"$kind\"" -DCF_BUNDLE_PROFILE="\"${profile:-linux}\"" \
 		-DCF_BUNDLE_QEMU="\"${arch_qemu[$a]}\""
-	"$CXX" "${cxxflags[@]}" "$B/driver.o" "$B/executor_channel.o" "$B/$name.config.o" "$B/ref.o" \
+	"$CXX" "${cxxflags[@]}" "$B/driver.o" "$B/input.o" "$B/executor_channel.o" "$B/$name.config.o" "$B/ref.o" \
 		"${engine[@]}" -o "$OUT/$name"
 	mkdir -p "$(dirname "$BUNDLE/$r")"
 	cp "${arch_build[$a]}/$r.elf" "$BUNDLE/$r.elf"
 
-	# Inputs are 10 bytes (the layout in driver.c); longer ones only waste mutations.
+	# Inputs use 15 bytes (the layout in fuzz/input.h); longer ones only waste mutations.
 	printf '[libfuzzer]\nmax_len = 16\n' >"$OUT/$name.options"
 	rm -f "$OUT/${name}_seed_corpus.zip"
 	corpus=$REPO/corpora/$(corpus_stem "$r")

@@ -131,7 +131,7 @@ def fixed_corpus(directory: Path) -> list[int]:
         data = bytearray(rng.randbytes(14))
         data[1] = rng.randrange(WORKLOAD_WIDTH + 1)
         (directory / f"input-{i:03d}").write_bytes(bytes(data))
-        lengths.append(fuzzinput.decode(bytes(data), "copy").n)
+        lengths.append(fuzzinput.decode(ROOT, bytes(data), "copy").n)
     return lengths
 
 

@@ -26,23 +26,7 @@
  * "ld.so --inhibit-cache --library-path lib qemu-riscv64 ..." so nothing of the
  * host's is needed). A variable that is set still wins over the bundle.
  *
- * Input layout (every byte string decodes to a valid case; missing bytes are 0):
- *   [0]    bits 0-1: src side, bits 2-3: dst side: 0/1 no fault, 2 the buffer's
- *          own page is gone (fault at 0), 3 a fault after k whole pages
- *   [1]    n's width in bits (mod 17); [2..3] n's bits (little-endian), so
- *          short lengths are as likely as long ones; n <= COPYFUZZ_MAX_LEN
- *   [4..5] src page offset (mod 4096), [6..7] dst page offset
- *   [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
- *   [10..13] v (little-endian): memset's fill (the int argument, all 32 bits);
- *          memmove's displacement dst - src = v mod (2*max+1) - max, max =
- *          cf_memmove_max_disp(n) (n + 16 for short copies)
- *   [14]   bit 0, with COPYFUZZ_GRANULE=16 only: a granule case (granule=16): the
- *          fault units above are 16-byte MTE tag granules, not pages (k granules,
- *          the offset's place in its granule)
- * memcpy, memset and memmove routines only get faults at or past the end (any
- * fault inside is a bug by definition; memmove: past both buffers, which share
- * one mapping); clear, memset and memmove have no source side of their own;
- * copy_from_user's destination and copy_to_user's source (the kernel's) never fault.
+ * Inputs are decoded by fuzz/input.c (its layout in input.h), the tool's decoder too.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -59,6 +43,7 @@
 
 #include "cases.h"
 #include "driver.h"
+#include "input.h"
 #include "ref.h"
 
 /* AFL++ build only (fuzz/afl_cov.c): RISC-V edges into AFL's map. */
@@ -96,66 +81,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static uint64_t byte_at(const uint8_t *d, size_t size, size_t i)
-{
-	return i < size ? d[i] : 0;
-}
-
-/* n: the side's length (memmove: how far above dst both buffers end); unit: the page,
- * or a tag granule (the offset then counts from its granule's start). */
-static void decode_side(unsigned mode, uint64_t k, uint64_t n, uint32_t off, int memcpy_kind,
-			uint64_t unit, uint64_t *fault)
-{
-	off %= (uint32_t)unit;
-	uint64_t units = (off + n + unit - 1) / unit;
-	if (units == 0)
-		units = 1;
-	if (memcpy_kind) {
-		*fault = mode >= 2 ? units * unit - off : CF_NO_FAULT;
-		return;
-	}
-	if (mode < 2)
-		*fault = CF_NO_FAULT;
-	else if (mode == 2)
-		*fault = 0;
-	else
-		*fault = (1 + k % (units + 1)) * unit - off;
-}
-
 static void decode(const uint8_t *d, size_t size, struct cf_case *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->magic = CF_CASE_MAGIC;
-	c->kind = cf_cfg.kind;
+	cf_input_decode(d, size, cf_cfg.kind, cf_cfg.max_len, cf_cfg.granule, c);
 	c->profile = cf_cfg.profile;
 	c->id = ++case_id;
-	unsigned sides = (unsigned)byte_at(d, size, 0);
-	unsigned bits = (unsigned)(byte_at(d, size, 1) % 17);
-	uint64_t raw = byte_at(d, size, 2) | byte_at(d, size, 3) << 8;
-	c->n = (bits ? raw & ((1ull << bits) - 1) : 0) % (cf_cfg.max_len + 1);
-	c->src_off = (uint32_t)((byte_at(d, size, 4) | byte_at(d, size, 5) << 8) % CF_PAGE_SIZE);
-	c->dst_off = (uint32_t)((byte_at(d, size, 6) | byte_at(d, size, 7) << 8) % CF_PAGE_SIZE);
-	uint64_t v = byte_at(d, size, 10) | byte_at(d, size, 11) << 8 | byte_at(d, size, 12) << 16 |
-		     byte_at(d, size, 13) << 24;
-	if (cf_cfg.kind == CF_KIND_MEMSET) {
-		c->fill = (uint32_t)v;
-	} else if (cf_cfg.kind == CF_KIND_MEMMOVE) {
-		uint64_t max = cf_memmove_max_disp(c->n);
-		c->disp = (int32_t)((int64_t)(v % (2 * max + 1)) - (int64_t)max);
-	}
-	int mc = cf_kind_returns_dst(cf_cfg.kind);
-	if (cf_cfg.granule && (byte_at(d, size, 14) & 1))
-		c->granule = (uint8_t)cf_cfg.granule;
-	uint64_t unit = cf_fault_unit(c->granule);
-	decode_side(sides & 3, byte_at(d, size, 8), c->n, c->src_off, mc, unit, &c->src_fault);
-	decode_side((sides >> 2) & 3, byte_at(d, size, 9), cf_memmove_top(c->n, c->disp),
-		    c->dst_off, mc, unit, &c->dst_fault);
-	if (!cf_kind_has_src(cf_cfg.kind))
-		c->src_off = 0;
-	if (!cf_kind_src_faults(cf_cfg.kind)) /* no source, or the kernel's */
-		c->src_fault = CF_NO_FAULT;
-	if (!cf_kind_dst_faults(cf_cfg.kind))
-		c->dst_fault = CF_NO_FAULT;
 }
 
 static CF_UNCOVERED void print_spec(FILE *f, const struct cf_case *c)

@@ -60,7 +60,7 @@ def test_python_decode_matches_the_driver(tmp_path: Path, kind: str, max_len: in
     shown = dict(re.findall(r"Running: (\S+)\ncase: (\S+)", proc.stderr))
     assert len(shown) == len(inputs)
     for path in inputs:
-        mine = fuzzinput.decode(path.read_bytes(), kind, max_len, routine="r")
+        mine = fuzzinput.decode(ROOT, path.read_bytes(), kind, max_len, routine="r")
         assert format_spec(mine) == f"r:{shown[str(path)]}", path.read_bytes().hex()
 
 
@@ -94,7 +94,7 @@ def _sweep_like_specs(kind: str) -> list[Spec]:
 @pytest.mark.parametrize("kind", records.KINDS)
 def test_encode_round_trips(kind: str) -> None:
     for spec in _sweep_like_specs(kind):
-        assert fuzzinput.decode(fuzzinput.encode(spec), kind, routine="r") == spec
+        assert fuzzinput.decode(ROOT, fuzzinput.encode(spec), kind, routine="r") == spec
 
 
 Campaign = tuple[subprocess.CompletedProcess[str], Path]  # the run and its directory

@@ -53,7 +53,7 @@ def test_python_decode_matches_the_driver_with_granules(tmp_path: Path, routine:
     assert len(shown) == len(inputs)
     granules = 0
     for path in inputs:
-        mine = fuzzinput.decode(path.read_bytes(), kind, 300, routine="r", granule=records.GRANULE_MTE)
+        mine = fuzzinput.decode(ROOT, path.read_bytes(), kind, 300, routine="r", granule=records.GRANULE_MTE)
         assert format_spec(mine) == f"r:{shown[str(path)]}", path.read_bytes().hex()
         granules += mine.granule == records.GRANULE_MTE
     assert granules > 3, "few inputs asked for granules: the test tested little"
@@ -66,9 +66,9 @@ def test_granule_specs_encode_and_decode_back() -> None:
             for fault in [None, 0, *[j * 16 - off % 16 for j in range(1, min(units + 2, 257))]]:
                 spec = Spec("r", "copy_from_user", n, off, fault, 8, None, granule=records.GRANULE_MTE)
                 data = fuzzinput.encode(spec)
-                assert fuzzinput.decode(data, "copy_from_user", routine="r", granule=16) == spec
+                assert fuzzinput.decode(ROOT, data, "copy_from_user", routine="r", granule=16) == spec
                 # A campaign without granules reads the same bytes as a page case.
-                assert fuzzinput.decode(data, "copy_from_user", routine="r").granule == 0
+                assert fuzzinput.decode(ROOT, data, "copy_from_user", routine="r").granule == 0
 
 
 def test_a_granule_campaign_finds_what_pages_cannot_show(tmp_path: Path) -> None:

@@ -350,7 +350,7 @@ class Campaign:
 
     def decode(self, data: bytes) -> Spec:
         """The case an input of this campaign is (as its drivers decode it)."""
-        return fuzzinput.decode(data, self.routine.kind, self.max_len, self.routine.name, self.granule)
+        return fuzzinput.decode(self.root, data, self.routine.kind, self.max_len, self.routine.name, self.granule)
 
     def spec_of(self, case: records.Case) -> Spec:
         return from_case(self.routine.name, case)

@@ -30,7 +30,7 @@ from .spec import parse_spec_line
 from .ui import emit, escape, new_table, stdout_console
 
 
-def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN
+def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN
                  ) -> list[records.Case]:
     """Every file under DIR: binary case records (64 bytes each), case specs (one per line), or
     a fuzz engine's input (libFuzzer corpus, AFL++ queue), decoded as the driver decodes it."""
@@ -45,7 +45,7 @@ def corpus_cases(directory: Path, routine: Routine, profile: str, max_len: int =
             continue
         kind, lines = fuzzinput.read_case_file(path)
         if kind == "raw":
-            cases.append(fuzzinput.decode(data, routine.kind, max_len, routine.name).to_case(profile))
+            cases.append(fuzzinput.decode(root, data, routine.kind, max_len, routine.name).to_case(profile))
             continue
         for lineno, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
             line = line.strip()
@@ -64,7 +64,7 @@ def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
     argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     with PluginMemory(root, routine.xlen, routine.arch) as plugin:
         if args.corpus:
-            cases = corpus_cases(Path(args.corpus), routine, routine.profile)
+            cases = corpus_cases(root, Path(args.corpus), routine, routine.profile)
             with executor.Server(argv, plugin=plugin) as server:  # the plugin adds up over them all
                 server.run_many([dataclasses.replace(case, id=i) for i, case in enumerate(cases)])
         else:

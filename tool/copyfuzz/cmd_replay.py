@@ -120,7 +120,7 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
             key = _resolve(root, args.routine, cache, args)
             r = cache[key]
             assert isinstance(content, bytes)
-            add(key, fuzzinput.decode(content, r.kind, args.max_len, r.name, args.granule or 0))
+            add(key, fuzzinput.decode(root, content, r.kind, args.max_len, r.name, args.granule or 0))
         else:
             raw_without_routine.append(path)
     if raw_without_routine:

@@ -1,84 +1,41 @@
-"""The fuzz driver's input bytes <-> case specs: a Python mirror of decode() in
-fuzz/driver.c (tests compare the two on random inputs through COPYFUZZ_PRINT_CASE).
-
-Layout (every byte string decodes to a valid case; missing bytes are 0):
-  [0]    bits 0-1: src side, bits 2-3: dst side: 0/1 no fault, 2 the buffer's own
-         page is gone (fault at 0), 3 a fault after k whole pages
-  [1]    n's width in bits (mod 17); [2..3] n's bits (little-endian); n <= max_len
-  [4..5] src page offset (mod 4096), [6..7] dst page offset
-  [8]    src k, [9] dst k: the fault is at k*4096 - offset, k in 1..pages+1
-  [10..13] v (little-endian): memset's fill (all 32 bits); memmove's displacement
-         dst - src = v mod (2*max+1) - max, max = records.memmove_max_disp(n)
-  [14]   bit 0, when the campaign allows granules (COPYFUZZ_GRANULE=16): a granule case,
-         its fault units 16-byte MTE tag granules (k granules, the offset's place in
-         its granule) instead of pages
-memcpy, memset and memmove routines only get faults at or past the end (memmove: past
-both buffers); clear, memset and memmove have no source side of their own;
-copy_from_user's destination and copy_to_user's source (the kernel's) never fault.
+"""The fuzz driver's input bytes <-> case specs. decode() is the driver's own decoder
+(fuzz/input.c, whose header input.h has the layout), called through libcfref.so: an
+engine's input replays as the case the driver ran. encode() is its inverse, for seeding
+corpora; the tests hold the two to each other.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
-from . import files, records, regressions
-from .spec import Spec
+from . import files, plan, records, regressions
+from .spec import Spec, from_case
 
 PAGE = records.PAGE_SIZE
 DEFAULT_MAX_LEN = 65536
-
-
-def _byte(data: bytes, i: int) -> int:
-    return data[i] if i < len(data) else 0
 
 
 def _units(n: int, off: int, unit: int) -> int:
     return max(1, (off % unit + n + unit - 1) // unit)
 
 
-def _side(mode: int, k: int, n: int, off: int, memcpy_kind: bool, unit: int) -> int | None:
-    units, off = _units(n, off, unit), off % unit
-    if memcpy_kind:
-        return units * unit - off if mode >= 2 else None
-    if mode < 2:
-        return None
-    if mode == 2:
-        return 0
-    return (1 + k % (units + 1)) * unit - off
-
-
-def decode(data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str = "", granule: int = 0) -> Spec:
+def decode(root: Path, data: bytes, kind: str, max_len: int = DEFAULT_MAX_LEN, routine: str = "",
+           granule: int = 0) -> Spec:
     """The case the driver runs for these bytes (COPYFUZZ_KIND=kind, COPYFUZZ_MAX_LEN=max_len,
     COPYFUZZ_GRANULE=granule)."""
     if kind not in records.KINDS:
         raise ValueError(f"unknown kind {kind!r}")
-    max_len = min(max_len, records.MAX_LEN)
-    sides = _byte(data, 0)
-    bits = _byte(data, 1) % 17
-    raw = _byte(data, 2) | _byte(data, 3) << 8
-    n = (raw & ((1 << bits) - 1) if bits else 0) % (max_len + 1)
-    src_off = (_byte(data, 4) | _byte(data, 5) << 8) % PAGE
-    dst_off = (_byte(data, 6) | _byte(data, 7) << 8) % PAGE
-    v = int.from_bytes(bytes(_byte(data, i) for i in range(10, 14)), "little")
-    fill = v if kind == "memset" else 0
-    disp = 0
-    if kind == "memmove":
-        most = records.memmove_max_disp(n)
-        disp = v % (2 * most + 1) - most
-    mc = kind in records.RETURNS_DST
-    case_granule = granule if granule and _byte(data, 14) & 1 else 0
-    unit = records.fault_unit(case_granule)
-    src_fault = _side(sides & 3, _byte(data, 8), n, src_off, mc, unit)
-    dst_fault = _side((sides >> 2) & 3, _byte(data, 9), records.memmove_top(n, disp), dst_off, mc, unit)
-    if kind not in records.HAS_SRC:
-        src_off = 0
-    if not records.side_faults(kind, "src"):  # no source, or the kernel's
-        src_fault = None
-    if not records.side_faults(kind, "dst"):
-        dst_fault = None
-    return Spec(routine, kind, n, src_off, src_fault, dst_off, dst_fault, fill, disp, case_granule)
+    case = _cfref(root).decode_input(data, records.KINDS.index(kind), max_len, granule)
+    return from_case(routine, case)
+
+
+@functools.cache
+def _cfref(root: Path) -> plan.CfRef:
+    """libcfref.so, built or checked by make once per process, not once per input."""
+    return plan.load(root)
 
 
 def _encode_side(fault: int | None, n: int, off: int, memcpy_kind: bool, unit: int) -> tuple[int, int]:

@@ -1,7 +1,8 @@
 """A sweep's plan, computed by the tool itself: how many cases each shard must run and
 which case an id names.
 
-libcfref.so is the host build of harness/cases.c (with ref/ref.c), loaded with ctypes:
+libcfref.so is the host build of harness/cases.c (with ref/ref.c, and fuzz/input.c for
+fuzzinput.decode), loaded with ctypes:
 the executor's own enumeration, run in this process, where the routine under test cannot
 touch it. A shard's DONE count is compared with a number the routine did not write, and
 the case a dying executor was running is rebuilt from its id here, not read from it.
@@ -47,6 +48,17 @@ class CfRef:
         c = records.CaseStruct.from_buffer_copy(case.pack())
         value = int(fn(ctypes.byref(c), i))
         return None if value < 0 else value
+
+    def decode_input(self, data: bytes, kind: int, max_len: int, granule: int) -> records.Case:
+        """The case the fuzz driver runs for these input bytes (fuzz/input.c, the driver's
+        own decoder), with profile and id 0."""
+        fn = self.lib.cf_input_decode
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint16, ctypes.c_uint64, ctypes.c_uint32,
+                       ctypes.POINTER(records.CaseStruct)]
+        fn.restype = None
+        c = records.CaseStruct()
+        fn(data, len(data), kind, max_len, granule, ctypes.byref(c))
+        return records.Case.unpack(bytes(c))
 
 
 @functools.cache
