@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import zygote
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tool"
@@ -57,14 +58,27 @@ def fuzz_args(tmp: Path, routine: str, engine: str, seconds: float, *extra: str)
             "--findings", str(tmp / "findings"), "--regressions", str(tmp / "regressions"), *extra]
 
 
+_ZYGOTE = zygote.Zygote(TOOL)
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """`python -m copyfuzz ARGS` in a child process, as a user would run it."""
+            timeout: float = 600, fresh: bool = False) -> subprocess.CompletedProcess[str]:
+    """`python -m copyfuzz ARGS` in a child process, as a user would run it: forked from
+    the worker's zygote (tests/zygote.py), which has imported the tool already, unless
+    the run's environment changes what Python reads at its start, or fresh=True (a test
+    of the start itself)."""
     full_env = {**os.environ, "PYTHONPATH": str(TOOL), **(env or {})}
+    if not fresh and not _changes_the_start(env or {}):
+        return _ZYGOTE.run(list(args), full_env, cwd or ROOT, timeout)
     return subprocess.run(
         [sys.executable, "-m", "copyfuzz", *args],
         capture_output=True, text=True, env=full_env, cwd=cwd or ROOT, timeout=timeout,
     )
+
+
+def _changes_the_start(env: dict[str, str]) -> bool:
+    return any((k.startswith("PYTHON") and k != "PYTHONPATH") or k in zygote.START_VARIABLES
+               for k, v in env.items() if os.environ.get(k) != v)
 
 
 def cli_in_process(*args: str) -> tuple[int, str]:
@@ -199,6 +213,7 @@ def check_suite_time(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _ZYGOTE.stop()  # before the check: it is a process of the session's too
     if not hasattr(session.config, "workerinput"):  # not an xdist worker
         leftovers.finish_session(session, SESSION, ROOT)
         check_suite_time(session)

@@ -131,7 +131,7 @@ def session_processes(marker: str, dirs: list[str], parent: int) -> list[Proc]:
     (the pytest process) itself: see the module's docstring."""
     out = []
     for p in processes():
-        if p.pid in (parent, os.getpid()) or p.state in ("Z", "X"):
+        if p.pid in (parent, os.getpid()) or p.state in ("Z", "X") or _is_zygote(p, parent):
             continue
         theirs = p.environ.get(MARKER, marker) != marker  # another session's (one running beside)
         ours = (p.environ.get(MARKER) == marker or p.ppid == parent
@@ -139,6 +139,15 @@ def session_processes(marker: str, dirs: list[str], parent: int) -> list[Proc]:
         if ours:
             out.append(p)
     return out
+
+
+def _is_zygote(p: Proc, parent: int) -> bool:
+    """The session's own zygote (tests/zygote.py, stopped before the session's end): a
+    child of pytest running that file. The runs it forks are its children, and count."""
+    return p.ppid == parent and len(p.argv) > 1 and p.argv[1] == ZYGOTE
+
+
+ZYGOTE = str(Path(__file__).with_name("zygote.py"))
 
 
 def wait_for_session_end(marker: str, dirs: list[str], parent: int, grace_s: float) -> list[Proc]:

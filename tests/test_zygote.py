@@ -1,0 +1,86 @@
+"""The tests' zygote (tests/zygote.py): a run forked from it is the run a fresh
+`python -m copyfuzz` makes, and nothing of one run reaches the next."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import conftest
+import pytest
+from conftest import ROOT, TOOL, run_cli
+from zygote import Zygote
+
+
+@pytest.fixture(scope="module")
+def zyg() -> Iterator[Zygote]:
+    z = Zygote(TOOL)
+    yield z
+    z.stop()
+    assert z.proc is None
+
+
+def env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(TOOL), **extra}
+
+
+@pytest.mark.parametrize("args", [["list", "--json"], ["check", "absent.S", "--symbol", "f"], ["nonsense"],
+                                  ["sweep", "riscv/copy_user", "--max-len", "-1", "--json"]])
+def test_a_forked_run_is_a_fresh_run(zyg: Zygote, args: list[str]) -> None:
+    forked = zyg.run(args, env(), ROOT, 120)
+    fresh = run_cli(*args, fresh=True)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert forked.args[-len(args):] == args
+
+
+def test_environment_and_directory_are_each_runs_own(zyg: Zygote, tmp_path: Path) -> None:
+    misspelt = "COPYFUZZ_" + "JOSB"  # spelt apart: not a name of the registry's (tests/test_envs.py)
+    warned = zyg.run(["list", "--json"], env(**{misspelt: "1"}), ROOT, 120)
+    assert "did you mean COPYFUZZ_JOBS?" in warned.stderr
+    assert misspelt not in zyg.run(["list", "--json"], env(), ROOT, 120).stderr
+    (tmp_path / "mine.S").write_text("\t.text\n")
+    here = zyg.run(["check", "mine.S", "--symbol", "nowhere"], env(), tmp_path, 120)
+    assert here.returncode == 2 and "mine.S" in here.stderr and "no such file" not in here.stderr.lower()
+    there = zyg.run(["check", "mine.S", "--symbol", "nowhere"], env(), ROOT, 120)
+    assert there.returncode == 2 and there.stderr != here.stderr
+
+
+def test_a_run_past_its_timeout_is_killed_as_subprocess_kills_it(zyg: Zygote, tmp_path: Path) -> None:
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        zyg.run(["fuzz", "riscv/copy_user", "--engine", "hypothesis", "--time", "60", "--findings",
+                 str(tmp_path / "f"), "--corpus", str(tmp_path / "c"), "--regressions", str(tmp_path / "r")],
+                env(), ROOT, 3)
+    assert time.monotonic() - started < 40
+    after = zyg.run(["list", "--json"], env(), ROOT, 120)  # the zygote serves on
+    assert after.returncode == 0
+
+
+def test_concurrent_runs_keep_their_own_output(zyg: Zygote) -> None:
+    results: dict[int, subprocess.CompletedProcess[str]] = {}
+
+    def one(i: int) -> None:
+        results[i] = zyg.run(["check", f"absent-{i}.S", "--symbol", "f"], env(), ROOT, 120)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, proc in results.items():
+        assert proc.returncode == 2 and f"absent-{i}.S" in proc.stderr
+        assert all(f"absent-{j}.S" not in proc.stderr for j in results if j != i)
+    assert len(results) == 6
+
+
+def test_what_python_reads_at_its_start_takes_a_fresh_interpreter() -> None:
+    assert not conftest._changes_the_start({})
+    assert not conftest._changes_the_start({"COPYFUZZ_JOBS": "2", "PYTHONPATH": "/elsewhere"})
+    assert conftest._changes_the_start({"PYTHONHASHSEED": "1"})
+    assert conftest._changes_the_start({"LC_ALL": "C" if os.environ.get("LC_ALL") != "C" else "C.UTF-8"})
+    same = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+    assert not conftest._changes_the_start(same)  # the value it has already
