@@ -12,13 +12,17 @@ HOSTCC        ?= clang
 O             ?= build
 PYTHON        ?= .venv/bin/python
 
-# Everything that is one architecture's own (XLEN, CROSS_COMPILE and QEMU defaults, flags,
-# its build directory's name, its exception-table relocations) is in its target.mk.
+# Everything that is one architecture's own (its widths, XLEN, CROSS_COMPILE and QEMU
+# defaults, flags, its build directory's name, its exception-table relocations) is in its
+# target.mk; the tool reads it through `make target-env` (tool/copyfuzz/targets.py).
 ARCHES := $(notdir $(patsubst %/,%,$(dir $(wildcard harness/arch/*/target.mk))))
 ifeq ($(filter $(ARCH),$(ARCHES)),)
 $(error ARCH=$(ARCH) is not one of: $(ARCHES))
 endif
 include harness/arch/$(ARCH)/target.mk
+ifeq ($(filter $(XLEN),$(WIDTHS)),)
+$(error ARCH=$(ARCH): XLEN must be $(subst $() , or ,$(WIDTHS)))
+endif
 
 ifeq ($(origin CC),default)
 CC := $(CROSS_COMPILE)gcc
@@ -51,11 +55,12 @@ routine_name  = $(patsubst arch/%.S,%,$(1))
 routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(1) | head -n 1)
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
-# Every architecture and width the executors are built for (ARCH:XLEN, for check-fast).
-FREESTANDING_TARGETS := ARCH=riscv:XLEN=64 ARCH=riscv:XLEN=32 ARCH=arm64 ARCH=arm
-# $(call for_each_target,GOAL): make GOAL for each of them, stopping at the first failure.
-for_each_target = for t in $(FREESTANDING_TARGETS); do \
-  $(MAKE) --no-print-directory $$(echo "$$t" | tr : ' ') $(1) || exit 1; done
+# $(call for_each_target,GOAL): make GOAL for every architecture and each of its widths
+# (its target.mk's WIDTHS, from `make target-env`), stopping at the first failure.
+for_each_target = for a in $(ARCHES); do \
+  widths=$$($(MAKE) -s --no-print-directory ARCH=$$a target-env | sed -n "s/^CF_TARGET_WIDTHS='\(.*\)'$$/\1/p") && \
+  test -n "$$widths" || exit 1; \
+  for w in $$widths; do $(MAKE) --no-print-directory ARCH=$$a XLEN=$$w $(1) || exit 1; done; done
 .PHONY: all all-targets deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
@@ -64,7 +69,7 @@ AFL_TARGET       := $(O)/host/fuzz/copyfuzz_afl_fuzzer
 LIBCFREF         := $(O)/host/libcfref.so
 all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET) $(LIBCFREF)
 
-# `all` for every architecture and width (FREESTANDING_TARGETS): the test suite runs them
+# `all` for every architecture and width (for_each_target): the test suite runs them
 # all. Built before the tests, rather than by whichever test needs one first while the
 # other worker waits on the same build (30 s stalls: docs/perf.md).
 all-targets:
@@ -116,12 +121,15 @@ $(BUILD)/$(call routine_name,$(1)).elf: $(1) $(LINK_DEPS) $(wildcard arch/$(ARCH
 endef
 $(foreach s,$(ROUTINE_SRCS),$(eval $(call ROUTINE_RULES,$(s))))
 
-# For scripts that build for every architecture (.clusterfuzzlite/build.sh): this one's
-# build directory, emulator and cross compiler, one NAME=value per line.
+# This architecture's target.mk facts at this XLEN, for the tool (tool/copyfuzz/targets.py,
+# which keeps them in $(O)/target-env.json) and for scripts that build for every architecture
+# (.clusterfuzzlite/build.sh, for_each_target): one NAME='value' per line, quoted for sh.
+# sh_quote: a word in single quotes, each ' in it as '\''.
+sh_quote = '$(subst ','\'',$(1))'
 .PHONY: target-env
 target-env:
-	@printf '%s\n' "CF_TARGET_BUILD=$(BUILD)" "CF_TARGET_QEMU=$(firstword $(QEMU))" \
-	  "CF_TARGET_CROSS_COMPILE=$(CROSS_COMPILE)"
+	@printf '%s\n' $(foreach v,ARCH WIDTHS XLEN BUILD_NAME BUILD QEMU CROSS_COMPILE,\
+	  $(call sh_quote,CF_TARGET_$(v)=$(call sh_quote,$($(v)))))
 
 # For the tool, which links a kernel-style file itself (copyfuzz check): the harness
 # object, then the link environment, one NAME=value per line.

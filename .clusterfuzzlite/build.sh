@@ -106,9 +106,9 @@ for r in "${routines[@]}"; do
 	esac
 	env_out=$(env -u CROSS_COMPILE -u QEMU make -C "$REPO" -s --no-print-directory O="$B" ARCH="$a" \
 		${cross:+CROSS_COMPILE="$cross"} target-env) || die "make ARCH=$a target-env failed"
-	arch_build[$a]=$(sed -n 's/^CF_TARGET_BUILD=//p' <<<"$env_out")
-	arch_qemu[$a]=$(sed -n 's/^CF_TARGET_QEMU=//p' <<<"$env_out")
-	arch_cross[$a]=$(sed -n 's/^CF_TARGET_CROSS_COMPILE=//p' <<<"$env_out")
+	eval "$env_out" # CF_TARGET_NAME='value' lines, quoted for sh
+	# shellcheck disable=SC2154 # set by the eval
+	arch_build[$a]=$CF_TARGET_BUILD arch_qemu[$a]=${CF_TARGET_QEMU%% *} arch_cross[$a]=$CF_TARGET_CROSS_COMPILE
 	archs+=("$a")
 done
 for a in "${archs[@]}"; do

@@ -1,12 +1,11 @@
 # 32-bit ARM (EABI, hard float): Debian's arm-linux-gnueabihf cross toolchain, qemu-arm.
 # Read by the Makefile after ARCH is known; everything here is this architecture's own.
-XLEN          ?= 32
+# The register widths (XLEN) it builds for, the default first.
+WIDTHS        := 32
+XLEN          ?= $(firstword $(WIDTHS))
 CROSS_COMPILE ?= arm-linux-gnueabihf-
 QEMU          ?= qemu-arm
 BUILD_NAME    := arm
-ifneq ($(XLEN),32)
-$(error ARCH=arm: XLEN must be 32)
-endif
 
 # ARM state throughout (the toolchain defaults to Thumb-2): the trampoline and the signal
 # handler resume routines in ARM state, as kernels without CONFIG_THUMB2_KERNEL run.

@@ -1,12 +1,11 @@
 # arm64 (AArch64, LP64): Debian's aarch64 cross toolchain, qemu-aarch64. Read by the
 # Makefile after ARCH is known; everything here is this architecture's own.
-XLEN          ?= 64
+# The register widths (XLEN) it builds for, the default first.
+WIDTHS        := 64
+XLEN          ?= $(firstword $(WIDTHS))
 CROSS_COMPILE ?= aarch64-linux-gnu-
 QEMU          ?= qemu-aarch64
 BUILD_NAME    := arm64
-ifneq ($(XLEN),64)
-$(error ARCH=arm64: XLEN must be 64)
-endif
 
 # The kernel's own baseline (no LSE, no SVE); -mgeneral-regs-only keeps the compiler from
 # using FP/SIMD registers in the harness, whose FPSR carries the user-access stand-in.
