@@ -73,6 +73,11 @@ def harness_object(root: Path, xlen: int, arch: str) -> Path:
     return arch_dir(root, xlen, arch) / "harness.o"
 
 
+def target_env_cache(root: Path) -> Path:
+    """What `make target-env` said of every architecture's target.mk (targets.target_mks)."""
+    return build_dir(root) / "target-env.json"
+
+
 def host_dir(root: Path) -> Path:
     return build_dir(root) / "host"
 

@@ -82,7 +82,7 @@ class PluginMemory:
             a = targets.get(arch)
             raise CopyfuzzError("--memcheck, bench counts and cov need QEMU: the plugin is a QEMU "
                                 f"TCG plugin (natively, run the same command with "
-                                f"QEMU{a.env_suffix}={a.qemu.format(xlen=xlen)})")
+                                f"QEMU{a.env_suffix}={a.default_qemu(xlen)})")
         self.so = paths.plugin(root)
         if not self.so.is_file():
             raise CopyfuzzError(f"{self.so} is missing: run 'make plugin'")

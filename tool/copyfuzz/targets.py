@@ -5,26 +5,52 @@ harness's the rest of harness/arch/<arch>/).
 An architecture is the first component of a bundled routine's name (arch/<arch>/...).
 Its register width is RISC-V's choice of RV64 or RV32 (--xlen); an architecture with one
 width has only that one.
+
+What target.mk says (its widths, the CROSS_COMPILE and QEMU defaults, the build directory's
+name) is read from it, through `make target-env`, never spelled here: make knows those
+facts, so make tells them (docs/adding.md). They are kept in $(O)/target-env.json, stamped
+with the Makefile's and the target.mk files' stat, since the CLI starts hundreds of times
+in a test run and make need not run at each. What make has no use for (register names,
+the host machine, memory tagging, how a kernel boots) is here.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shlex
+import subprocess
+from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 
+from . import atomic, paths
 from .errors import CopyfuzzError
+
+# The checkout this package lives in: its Makefile and target.mk files describe the
+# executors this code builds (COPYFUZZ_ROOT may point a test at a tree without them).
+TREE = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class TargetMk:
+    """One architecture's target.mk, as make reads it (`make ARCH=<arch> target-env`)."""
+
+    widths: tuple[int, ...]  # WIDTHS: the register widths it builds for, the default first
+    cross_compile: str  # CROSS_COMPILE's default (at the default width)
+    qemu: dict[int, str]  # QEMU's default (the user-mode emulator, maybe with options), by width
+    build_name: dict[int, str]  # BUILD_NAME, by width: $(O)/<this> is that width's build directory
 
 
 @dataclass(frozen=True)
 class KernelBoot:
     """How a Linux kernel of this architecture is built small and booted (copyfuzz kernel,
-    tool/copyfuzz/kernel/): kbuild's ARCH, its cross compiler (64-bit where there is a
-    choice), the image target, QEMU's system emulator and machine, the console."""
+    tool/copyfuzz/kernel/): kbuild's ARCH, the image target, QEMU's system emulator and
+    machine, the console. Its cross compiler is the executors' (Arch.cross: RISC-V's
+    builds RV64 too)."""
 
     make_arch: str
-    cross_compile: str
     image: str  # the make target, under arch/<make_arch>/boot/
     qemu_system: str
     machine: tuple[str, ...]  # -M ... -cpu ... and firmware, before -kernel
@@ -38,10 +64,6 @@ class KernelBoot:
 @dataclass(frozen=True)
 class Arch:
     name: str  # arch/<name>/, harness/arch/<name>/, make's ARCH
-    widths: tuple[int, ...]  # register widths it builds for, the default first
-    cross_compile: str  # make's CROSS_COMPILE default (target.mk has the same)
-    qemu: str  # the user-mode emulator, {xlen} replaced by the width (target.mk's QEMU)
-    build_name: str  # $(O)/<this>: the build directory of a width ({xlen} replaced)
     machine: str  # platform.machine() of a host that runs its default width natively
     # The names of the bits of a result's regs_bad (records.h, enum cf_reg_bit): the
     # callee-saved set the trampoline checks, then sp, gp, tp and the return address
@@ -50,6 +72,15 @@ class Arch:
     env_suffix: str = ""  # CROSS_COMPILE<suffix> and QEMU<suffix> override the defaults
     mte: bool = False  # memory tagging: faults at 16-byte granules (--granule 16)
     kernel: KernelBoot | None = None  # booted-kernel sweeps (copyfuzz kernel)
+
+    @property
+    def target_mk(self) -> TargetMk:
+        return target_mks()[self.name]
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """The register widths it builds for, the default first (target.mk's WIDTHS)."""
+        return self.target_mk.widths
 
     def runs_at(self, xlen: int | None) -> bool:
         """Does a run at --xlen xlen include this architecture's routines? None (no
@@ -67,18 +98,23 @@ class Arch:
         raise CopyfuzzError(f"--xlen {xlen}: {self.name} routines are {'/'.join(map(str, self.widths))}-bit only")
 
     def build_dir_name(self, xlen: int) -> str:
-        return self.build_name.format(xlen=xlen)
+        """$(BUILD) under $(O): target.mk's BUILD_NAME at this width (one it has)."""
+        return self.target_mk.build_name[self.width(xlen)]
 
     def cross(self) -> str:
         """CROSS_COMPILE for this architecture: the environment's (CROSS_COMPILE for RISC-V,
-        CROSS_COMPILE_ARM64 for arm64, ...), else the default."""
-        return os.environ.get(f"CROSS_COMPILE{self.env_suffix}") or self.cross_compile
+        CROSS_COMPILE_ARM64 for arm64, ...), else target.mk's default."""
+        return os.environ.get(f"CROSS_COMPILE{self.env_suffix}") or self.target_mk.cross_compile
+
+    def default_qemu(self, xlen: int) -> str:
+        """target.mk's QEMU at this width (one it has), what QEMU<suffix> overrides."""
+        return self.target_mk.qemu[self.width(xlen)]
 
     def qemu_command(self, xlen: int) -> list[str]:
         """QEMU may carry options, e.g. "qemu-riscv64 -cpu rv64,v=true" (QEMU for RISC-V,
         QEMU_ARM64 for arm64, ...)."""
-        default = self.qemu.format(xlen=xlen)
-        return shlex.split(os.environ.get(f"QEMU{self.env_suffix}", default)) or [default]
+        default = self.default_qemu(xlen)
+        return shlex.split(os.environ.get(f"QEMU{self.env_suffix}", default)) or shlex.split(default)
 
     def native(self, xlen: int) -> bool:
         """Does this host run the executors of this width directly (no QEMU)?"""
@@ -92,22 +128,21 @@ class Arch:
 
 # The kernels' CPUs: RISC-V with the vector extension (6.10+ copy user memory with it past
 # a threshold), arm64's "max" (PAN, UAO, MTE ...; pauth-impdef keeps TCG fast).
-RISCV = Arch("riscv", (64, 32), "riscv64-linux-gnu-", "qemu-riscv{xlen}", "riscv{xlen}", "riscv64",
-             tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"),
-             kernel=KernelBoot("riscv", "riscv64-linux-gnu-", "Image", "qemu-system-riscv64",
+RISCV = Arch("riscv", "riscv64", tuple(f"s{i}" for i in range(12)) + ("sp", "gp", "tp", "ra"),
+             kernel=KernelBoot("riscv", "Image", "qemu-system-riscv64",
                                ("-M", "virt", "-cpu", "rv64,v=true,vlen=128,vext_spec=v1.0", "-bios", "default"),
                                "ttyS0"))
-ARM64 = Arch("arm64", (64,), "aarch64-linux-gnu-", "qemu-aarch64", "arm64", "aarch64",
+ARM64 = Arch("arm64", "aarch64",
              tuple(f"x{i}" for i in range(19, 30)) + ("x18", "sp", "d8-d15", "tpidr_el0", "x30"), "_ARM64",
              mte=True,
-             kernel=KernelBoot("arm64", "aarch64-linux-gnu-", "Image", "qemu-system-aarch64",
+             kernel=KernelBoot("arm64", "Image", "qemu-system-aarch64",
                                ("-M", "virt", "-cpu", "max,pauth-impdef=on"), "ttyAMA0"))
 
 # 32-bit ARM: AAPCS's r4-r11 (bits 8-11 unused), sp, d8-d15 (in gp's bit), TPIDRURW; no return
 # address check (ARM's copy template pops the return address straight into pc).
-ARM = Arch("arm", (32,), "arm-linux-gnueabihf-", "qemu-arm", "arm", "armv7l",
+ARM = Arch("arm", "armv7l",
            tuple(f"r{i}" for i in range(4, 12)) + ("", "", "", "", "sp", "d8-d15", "tpidrurw", ""), "_ARM",
-           kernel=KernelBoot("arm", "arm-linux-gnueabihf-", "zImage", "qemu-system-arm",
+           kernel=KernelBoot("arm", "zImage", "qemu-system-arm",
                              ("-M", "virt", "-cpu", "cortex-a15"), "ttyAMA0",
                              sweep_max_len=128,
                              sweep_max_len_why="the 32-bit kernel's software PAN writes DACR around every "
@@ -133,3 +168,101 @@ def get(name: str) -> Arch:
         return ARCHES[name]
     except KeyError:
         raise CopyfuzzError(f"unknown architecture {name!r} (known: {', '.join(ARCHES)})") from None
+
+
+# ---- target.mk, through make ----
+
+# Bump when what target_mks keeps changes: a cache file of another version is a miss.
+_CACHE_VERSION = 1
+_loaded: dict[str, TargetMk] | None = None
+
+
+def target_mk_path(arch: str) -> Path:
+    return TREE / "harness" / "arch" / arch / "target.mk"
+
+
+def target_mks() -> dict[str, TargetMk]:
+    """Every architecture's target.mk facts: read once a process, from $(O)/target-env.json
+    when that was written for the Makefile and target.mk files as they are (device, inode,
+    size, modification time; taken before make runs, so an edit while it runs is a miss
+    next time), else from make, and kept there. The cache is written atomically, so runs
+    at once read a whole one or none (and then each asks make: the same answer); one that
+    cannot be written is no error."""
+    global _loaded
+    if _loaded is None:
+        cache = paths.target_env_cache(TREE)
+        stamp = [_CACHE_VERSION, *(_stat(p) for p in [TREE / "Makefile", *map(target_mk_path, ARCHES)])]
+        try:
+            kept = json.loads(cache.read_text())
+            if kept["stamp"] == stamp:
+                _loaded = {a: _from_json(kept["arches"][a]) for a in ARCHES}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        if _loaded is None:
+            _loaded = {a: _ask_make(a) for a in ARCHES}
+            with suppress(CopyfuzzError, OSError):
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                arches = {a: _to_json(t) for a, t in _loaded.items()}
+                atomic.write(cache, json.dumps({"stamp": stamp, "arches": arches}))
+    return _loaded
+
+
+def _stat(path: Path) -> list[object]:
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise CopyfuzzError(f"cannot read {path}: {e.strerror or e}") from e
+    return [str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _target_env(arch: str, xlen: int | None) -> dict[str, str]:
+    """`make ARCH=arch [XLEN=xlen] target-env`, parsed. Its environment holds only PATH: a
+    QEMU, CROSS_COMPILE, XLEN or O of the caller's (or a parent make's MAKEFLAGS) would
+    otherwise take the place of target.mk's own defaults."""
+    cmd = ["make", "-s", "--no-print-directory", "-C", str(TREE), f"ARCH={arch}",
+           *([f"XLEN={xlen}"] if xlen is not None else []), "target-env"]
+    try:
+        proc = subprocess.run(cmd, env={"PATH": os.environ.get("PATH", os.defpath)}, capture_output=True,
+                              text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise CopyfuzzError(f"cannot run make for {arch}'s target.mk: {e} (run 'make deps')") from e
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise CopyfuzzError(f"make ARCH={arch} target-env: {why}")
+    out = {}
+    for line in proc.stdout.splitlines():
+        key, _, value = "".join(shlex.split(line)).partition("=")
+        out[key.removeprefix("CF_TARGET_")] = value
+    return out
+
+
+def _ask_make(arch: str) -> TargetMk:
+    first = _target_env(arch, None)  # at target.mk's default XLEN
+    try:
+        widths = tuple(int(w) for w in first["WIDTHS"].split())
+        default = int(first["XLEN"])
+        by_width = {w: first if w == default else _target_env(arch, w) for w in widths}
+        return TargetMk(widths, first["CROSS_COMPILE"], {w: e["QEMU"] for w, e in by_width.items()},
+                        {w: e["BUILD_NAME"] for w, e in by_width.items()})
+    except (KeyError, ValueError) as e:
+        raise CopyfuzzError(f"{target_mk_path(arch)}: `make ARCH={arch} target-env` does not say "
+                            f"WIDTHS, XLEN, CROSS_COMPILE, QEMU and BUILD_NAME ({e!r})") from None
+
+
+def _to_json(t: TargetMk) -> dict[str, object]:
+    return {"widths": list(t.widths), "cross_compile": t.cross_compile,
+            "qemu": {str(w): q for w, q in t.qemu.items()}, "build_name": {str(w): b for w, b in t.build_name.items()}}
+
+
+def _from_json(d: dict[str, object]) -> TargetMk:
+    """What _to_json wrote; a TypeError or ValueError if it is not (a cache miss)."""
+    def by_width(v: object) -> dict[int, str]:
+        if not isinstance(v, dict) or sorted(map(int, v)) != sorted(widths):
+            raise ValueError("not one entry per width")
+        return {int(w): str(x) for w, x in v.items()}
+
+    listed = d["widths"]
+    if not isinstance(listed, list) or not listed:
+        raise ValueError("no widths")
+    widths = tuple(int(w) for w in listed)
+    return TargetMk(widths, str(d["cross_compile"]), by_width(d["qemu"]), by_width(d["build_name"]))

@@ -75,9 +75,10 @@ def boot(arch: targets.Arch) -> targets.KernelBoot:
 
 
 def cross_compile(arch: targets.Arch) -> str:
-    """The kernel's cross compiler: CROSS_COMPILE<suffix> from the environment, as for the
-    executors, else the architecture's 64-bit default."""
-    return os.environ.get(f"CROSS_COMPILE{arch.env_suffix}") or boot(arch).cross_compile
+    """The kernel's cross compiler: the executors' (CROSS_COMPILE<suffix> from the
+    environment, else target.mk's default, which builds 64-bit where there is a choice)."""
+    boot(arch)  # an architecture without booted kernels is refused
+    return arch.cross()
 
 
 def parse_fragment(text: str, origin: str) -> list[Option]:
