@@ -114,14 +114,20 @@ static uint8_t *last_flow = &flow_sink; /* the previous instruction's insn_flow 
 static struct cf_insn slot_insn[CF_INSN_SLOTS]; /* udata of slotted instructions, reused */
 static int warned_abi;
 
-/* The guest's instruction set, from qemu_info_t's target_name at install. */
-enum cf_isa {
-	CF_ISA_OTHER, /* not decoded: every instruction may access memory */
-	CF_ISA_RISCV,
-	CF_ISA_AARCH64,
-	CF_ISA_A32, /* qemu-arm: ARM state */
+/*
+ * What the plugin knows of a guest's instruction set: one row of cf_targets
+ * (below the decoders) per QEMU target it decodes.
+ */
+struct cf_target {
+	const char *name; /* qemu_info_t's target_name: qemu-<name> runs it */
+	/* Can this instruction access data memory? (b: its size bytes) */
+	bool (*may_access_memory)(const uint8_t *b, size_t size);
+	/* Its CF_VEC_* class; NULL: the target has no vector class counted. */
+	unsigned (*vector_class)(const uint8_t *b, size_t size);
 };
-static enum cf_isa isa;
+/* The guest's row, chosen at install; NULL: not decoded, every instruction may
+ * access memory. */
+static const struct cf_target *target;
 
 /* ---- run time: keep these short, they run on every routine instruction ---- */
 
@@ -353,6 +359,47 @@ static bool a32_may_access_memory(const uint8_t *b, size_t size)
 }
 
 /*
+ * Is this a RISC-V vector instruction (RVV 1.0)? OP-V (0x57) is every vector arithmetic,
+ * move and vset{i}vl{i}; LOAD-FP/STORE-FP (0x07/0x27) with width 0, 5, 6 or 7 is a
+ * vector load or store of 8-, 16-, 32- or 64-bit elements (widths 1-4 are the scalar
+ * flh/flw/fld/flq). Every addressing mode counts (unit-stride, strided, indexed,
+ * segment, whole-register, fault-only-first): their bytes come from QEMU's per-element
+ * memory callbacks, not from decoding vl or the stride. Not decoded: the vector
+ * crypto and other OP-VE (0x77) instructions, which QEMU 7.2 does not implement.
+ */
+static unsigned riscv_vector_class(const uint8_t *b, size_t size)
+{
+	unsigned int width;
+
+	if (size != 4)
+		return 0;
+	width = (b[1] >> 4) & 7;
+	switch (b[0] & 0x7f) {
+	case 0x57:
+		return CF_VEC_OP;
+	case 0x07:
+	case 0x27:
+		return width == 0 || width >= 5 ? CF_VEC_MEM : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The targets decoded, by the exact name QEMU gives them (qemu-riscv64's is
+ * "riscv64"): a row for each user-mode QEMU an architecture's executors run
+ * under (harness/arch/<arch>/target.mk's QEMU; tests/test_targets.py checks
+ * that each has one). AArch64's SIMD is not counted as vector.
+ */
+static const struct cf_target cf_targets[] = {
+	{"riscv64", riscv_may_access_memory, riscv_vector_class},
+	{"riscv32", riscv_may_access_memory, riscv_vector_class},
+	{"aarch64", aarch64_may_access_memory, NULL},
+	{"aarch64_be", aarch64_may_access_memory, NULL}, /* A64 words are LE here too */
+	{"arm", a32_may_access_memory, NULL}, /* not armeb: its code may be big-endian */
+};
+
+/*
  * Can this instruction access data memory? Only those get a memory callback.
  * Besides saving work, this avoids a QEMU 7.2 bug (fixed in 8.0, "plugin: fix
  * clearing of plugin_mem_cbs before TB exit"): an instruction with memory
@@ -365,47 +412,15 @@ static bool may_access_memory(const struct qemu_plugin_insn *insn, size_t size)
 {
 	const uint8_t *b = qemu_plugin_insn_data(insn);
 
-	if (!b)
-		return true;
-	switch (isa) {
-	case CF_ISA_RISCV:
-		return riscv_may_access_memory(b, size);
-	case CF_ISA_AARCH64:
-		return aarch64_may_access_memory(b, size);
-	case CF_ISA_A32:
-		return a32_may_access_memory(b, size);
-	default:
-		return true;
-	}
+	return !b || !target || target->may_access_memory(b, size);
 }
 
-/*
- * Is this a RISC-V vector instruction (RVV 1.0)? OP-V (0x57) is every vector arithmetic,
- * move and vset{i}vl{i}; LOAD-FP/STORE-FP (0x07/0x27) with width 0, 5, 6 or 7 is a
- * vector load or store of 8-, 16-, 32- or 64-bit elements (widths 1-4 are the scalar
- * flh/flw/fld/flq). Every addressing mode counts (unit-stride, strided, indexed,
- * segment, whole-register, fault-only-first): their bytes come from QEMU's per-element
- * memory callbacks, not from decoding vl or the stride. Not decoded: the vector
- * crypto and other OP-VE (0x77) instructions, which QEMU 7.2 does not implement.
- * Other targets have no vector class (AArch64's SIMD is not counted as vector).
- */
+/* The instruction's CF_VEC_* class: 0 where its target has none. */
 static unsigned vector_class(const struct qemu_plugin_insn *insn, size_t size)
 {
 	const uint8_t *b = qemu_plugin_insn_data(insn);
-	unsigned int width;
 
-	if (isa != CF_ISA_RISCV || !b || size != 4)
-		return 0;
-	width = (b[1] >> 4) & 7;
-	switch (b[0] & 0x7f) {
-	case 0x57:
-		return CF_VEC_OP;
-	case 0x07:
-	case 0x27:
-		return width == 0 || width >= 5 ? CF_VEC_MEM : 0;
-	default:
-		return 0;
-	}
+	return b && target && target->vector_class ? target->vector_class(b, size) : 0;
 }
 
 /* The udata for the instruction at pc, or NULL if it is not the routine's. */
@@ -492,21 +507,18 @@ static int usage(const char *why, const char *arg)
 }
 
 /* info is only valid during install: keep what the decoders need. */
-static enum cf_isa target_isa(const char *name)
+static const struct cf_target *target_row(const char *name)
 {
 	if (!name)
-		return CF_ISA_OTHER;
-	if (strncmp(name, "riscv", 5) == 0) /* riscv64, riscv32 */
-		return CF_ISA_RISCV;
-	if (strncmp(name, "aarch64", 7) == 0) /* aarch64, aarch64_be: A64 words are LE */
-		return CF_ISA_AARCH64;
-	if (strcmp(name, "arm") == 0) /* not armeb: its code may be big-endian */
-		return CF_ISA_A32;
+		return NULL;
+	for (size_t i = 0; i < sizeof(cf_targets) / sizeof(cf_targets[0]); i++)
+		if (strcmp(name, cf_targets[i].name) == 0)
+			return &cf_targets[i];
 	fprintf(stderr,
 		"cfplugin: target %s is not decoded: every instruction gets a memory "
 		"callback\n",
 		name);
-	return CF_ISA_OTHER;
+	return NULL;
 }
 
 CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
@@ -517,10 +529,8 @@ CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	void *p;
 
 	if (info && info->system_emulation)
-		return usage(
-			"needs user-mode QEMU (qemu-riscv64, qemu-riscv32, qemu-aarch64, qemu-arm)",
-			NULL);
-	isa = target_isa(info ? info->target_name : NULL);
+		return usage("needs user-mode QEMU (qemu-riscv64, qemu-aarch64, ...)", NULL);
+	target = target_row(info ? info->target_name : NULL);
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 

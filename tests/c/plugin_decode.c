@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: plugin_decode TARGET_NAME HEX...\n");
 		return 2;
 	}
-	isa = target_isa(argv[1]);
+	target = target_row(argv[1]);
 	for (int i = 2; i < argc; i++) {
 		uint8_t bytes[16];
 		struct qemu_plugin_insn insn = {bytes, strlen(argv[i]) / 2};
