@@ -56,6 +56,7 @@ def test_make_refuses_a_width_target_mk_does_not_list() -> None:
 def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """targets as a new process finds it, with $(O) in tmp_path; the facts read before are
     put back after."""
+    (tmp_path / "o").mkdir()
     monkeypatch.setenv("O", str(tmp_path / "o"))
     monkeypatch.setattr(targets, "_loaded", None)
     yield paths.target_env_cache(targets.TREE)
@@ -107,11 +108,14 @@ def test_a_changed_target_mk_or_a_spoilt_cache_is_read_from_make_again(
     assert targets.ARM.widths == (32,) and calls == []  # kept again
 
 
-def test_an_unwritable_build_directory_is_no_error(fresh: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   tmp_path: Path) -> None:
+def test_an_unwritable_or_missing_build_directory_is_no_error_and_is_not_made(
+        fresh: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("O", str(tmp_path / "file" / "o"))  # under a file: no directory can be made
     assert targets.RISCV.build_dir_name(32) == "riscv32"
+    monkeypatch.setattr(targets, "_loaded", None)
+    monkeypatch.setenv("O", str(tmp_path / "none"))  # $(O) is make's to create (and to refuse)
+    assert targets.RISCV.build_dir_name(32) == "riscv32" and not (tmp_path / "none").exists()
 
 
 def test_the_callers_environment_never_reaches_target_mks_defaults(

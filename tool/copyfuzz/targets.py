@@ -185,9 +185,9 @@ def target_mks() -> dict[str, TargetMk]:
     """Every architecture's target.mk facts: read once a process, from $(O)/target-env.json
     when that was written for the Makefile and target.mk files as they are (device, inode,
     size, modification time; taken before make runs, so an edit while it runs is a miss
-    next time), else from make, and kept there. The cache is written atomically, so runs
-    at once read a whole one or none (and then each asks make: the same answer); one that
-    cannot be written is no error."""
+    next time), else from make, and kept there if $(O) exists. The cache is written
+    atomically, so runs at once read a whole one or none (and then each asks make: the
+    same answer); one that cannot be written is no error."""
     global _loaded
     if _loaded is None:
         cache = paths.target_env_cache(TREE)
@@ -200,8 +200,7 @@ def target_mks() -> dict[str, TargetMk]:
             pass
         if _loaded is None:
             _loaded = {a: _ask_make(a) for a in ARCHES}
-            with suppress(CopyfuzzError, OSError):
-                cache.parent.mkdir(parents=True, exist_ok=True)
+            with suppress(CopyfuzzError):  # $(O) is make's to create: none yet, nothing kept
                 arches = {a: _to_json(t) for a, t in _loaded.items()}
                 atomic.write(cache, json.dumps({"stamp": stamp, "arches": arches}))
     return _loaded
