@@ -1,28 +1,150 @@
 """Each architecture of targets.ARCHES has what the tool looks up by its name (issue 28
-point 3: an architecture is one row): its decoder, decode/<arch>.py. The target.mk facts
-the tool reads through `make target-env` are kept in $(O)/target-env.json, rebuilt when a
-target.mk or the Makefile changes."""
+point 3: an architecture is one row), and every other place docs/adding.md says a new
+architecture needs: PLACES below checks each for every architecture, and the docs' list
+must name the same places. The target.mk facts the tool reads through `make target-env`
+are kept in $(O)/target-env.json, rebuilt when a target.mk or the Makefile changes."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 from conftest import ROOT
 from copyfuzz import decode, paths, targets
 from copyfuzz.errors import CopyfuzzError
+from kernel_fixtures import boot_fixtures
 
 
-@pytest.mark.parametrize("arch", list(targets.ARCHES))
-def test_every_architecture_has_its_decoder(arch: str) -> None:
-    isa = decode.for_arch(arch)
-    assert isa.name == arch
+def _read(rel: str) -> str:
+    return (ROOT / rel).read_text()
+
+
+def _file(pattern: str) -> Callable[[targets.Arch], None]:
+    def check(arch: targets.Arch) -> None:
+        path = ROOT / pattern.replace("NAME", arch.name)
+        assert path.is_file(), f"{arch.name}: no {path.relative_to(ROOT)}"
+    return check
+
+
+def _registry_row(arch: targets.Arch) -> None:
+    assert targets.get(arch.name) is arch
+    assert len(arch.regs) == 16 and arch.machine, arch  # records.h's 16 bits of regs_bad
+    assert arch.widths and all(arch.build_dir_name(w) and arch.default_qemu(w) for w in arch.widths)
+
+
+def _decoder(arch: targets.Arch) -> None:
+    isa = decode.for_arch(arch.name)
+    assert isa.name == arch.name
     assert isa.sp in isa.regs and set(isa.args) <= set(isa.regs)
+
+
+@pytest.fixture(scope="module")
+def plugin_decode(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin's decoders with a command line (tests/test_plugin_decode.py)."""
+    exe = tmp_path_factory.mktemp("decode") / "plugin_decode"
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE", "-o", str(exe),
+                    str(ROOT / "tests/c/plugin_decode.c")], check=True)
+    return exe
+
+
+def _plugin_row(arch: targets.Arch, request: pytest.FixtureRequest) -> None:
+    """Each QEMU the architecture's executors run under (qemu-<target_name>) has its row in
+    the plugin's cf_targets: a target without one gets a note and no decoding."""
+    exe = request.getfixturevalue("plugin_decode")
+    for xlen in arch.widths:
+        name = Path(shlex.split(arch.default_qemu(xlen))[0]).name.removeprefix("qemu-")
+        proc = subprocess.run([str(exe), name], capture_output=True, text=True, check=True)
+        assert proc.stderr == "", f"{arch.name} at {xlen} bits: {proc.stderr}"
+
+
+def _packages(rel: str) -> Callable[[targets.Arch], None]:
+    def check(arch: targets.Arch) -> None:
+        words = set(_read(rel).split())
+        triple = arch.target_mk.cross_compile.removesuffix("-")
+        assert {f"gcc-{triple}", f"binutils-{triple}"} <= words, f"{rel}: no gcc-{triple} or binutils-{triple}"
+    return check
+
+
+def _cflite_cross(arch: targets.Arch) -> None:
+    case = rf"^\s*{re.escape(arch.name)}\) cross=\$\{{CROSS_COMPILE{re.escape(arch.env_suffix)}:-\}} ;;$"
+    assert re.search(case, _read(".clusterfuzzlite/build.sh"), re.M), f"build.sh: no '{arch.name})' case"
+
+
+def _kernel_config(arch: targets.Arch) -> None:
+    if arch.kernel:
+        _file("kernel/config/NAME.config")(arch)
+
+
+def _prober(arch: targets.Arch) -> None:
+    if arch.kernel:
+        words = re.search(r"^PROBER_ARCHES\s*:=(.*)$", _read("Makefile"), re.M)
+        assert words and arch.name in words[1].split(), f"Makefile: {arch.name} not in PROBER_ARCHES"
+
+
+def _boot_fixture(arch: targets.Arch) -> None:
+    if arch.kernel:
+        assert arch.name in boot_fixtures(), f"no tests/fixtures/kernel/boot/ fixture with arch={arch.name}"
+
+
+Check = Callable[[targets.Arch, pytest.FixtureRequest], None]
+
+
+def _plain(check: Callable[[targets.Arch], None]) -> Check:
+    return lambda arch, request: check(arch)
+
+
+# What docs/adding.md's table of a new architecture's places names (its first column), and
+# how each is checked; "NAME" is the architecture's name.
+PLACES: dict[str, Check] = {
+    "harness/arch/NAME/target.mk": _plain(_file("harness/arch/NAME/target.mk")),
+    "harness/arch/NAME/arch_sys.h": _plain(_file("harness/arch/NAME/arch_sys.h")),
+    "harness/arch/NAME/arch_frame.h": _plain(_file("harness/arch/NAME/arch_frame.h")),
+    "harness/arch/NAME/call.S": _plain(_file("harness/arch/NAME/call.S")),
+    "harness/compat/NAME/include/": _plain(_file("harness/compat/NAME/include/generated/autoconf.h")),
+    "arch/NAME/": _plain(_file("arch/NAME/include/cf_asm.h")),
+    "tool/copyfuzz/targets.py": _plain(_registry_row),
+    "tool/copyfuzz/decode/NAME.py": _plain(_decoder),
+    "plugin/cfplugin.c": _plugin_row,
+    "scripts/deps.sh": _plain(_packages("scripts/deps.sh")),
+    ".clusterfuzzlite/Dockerfile": _plain(_packages(".clusterfuzzlite/Dockerfile")),
+    ".clusterfuzzlite/build.sh": _plain(_cflite_cross),
+    "kernel/config/NAME.config": _plain(_kernel_config),
+    "Makefile": _plain(_prober),
+    "tests/fixtures/kernel/boot/": _plain(_boot_fixture),
+}
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+@pytest.mark.parametrize("arch", list(targets.ARCHES))
+def test_every_architecture_has_each_place_docs_adding_names(arch: str, place: str,
+                                                             request: pytest.FixtureRequest) -> None:
+    PLACES[place](targets.get(arch), request)
+
+
+def _docs_places() -> Iterator[str]:
+    text = _read("docs/adding.md")
+    section = text[text.index("## An architecture"):]
+    section = section[:section.find("\n## ", 1) if "\n## " in section[1:] else None]
+    for line in section.splitlines():
+        if m := re.match(r"^\| `([^`]+)` \|", line):
+            yield m[1]
+
+
+def test_docs_adding_lists_the_places_this_test_checks() -> None:
+    listed = list(_docs_places())
+    assert len(listed) == len(set(listed)), listed
+    assert set(listed) == set(PLACES)
+
+
+def test_the_registry_is_the_makefiles_architectures() -> None:
+    """The Makefile's ARCH is any harness/arch/<arch>/ with a target.mk; the tool's are its rows."""
+    assert {p.parent.name for p in (ROOT / "harness" / "arch").glob("*/target.mk")} == set(targets.ARCHES)
 
 
 def test_an_unknown_architecture_has_no_decoder() -> None:
