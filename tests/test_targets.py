@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -248,3 +249,16 @@ def test_the_callers_environment_never_reaches_target_mks_defaults(
     assert targets.RISCV.target_mk.qemu == {64: "qemu-riscv64", 32: "qemu-riscv32"}
     assert targets.RISCV.target_mk.cross_compile == "riscv64-linux-gnu-"
     assert targets.RISCV.qemu_command(64) == ["spoilt"]  # the environment's QEMU still wins at run time
+
+
+def test_runs_at_once_from_no_cache_all_get_the_facts_and_leave_one_whole_cache(tmp_path: Path) -> None:
+    o = tmp_path / "o"
+    o.mkdir()
+    env = {**os.environ, "O": str(o), "PYTHONPATH": str(ROOT / "tool")}
+    code = "from copyfuzz import targets; print(targets.RISCV.widths, targets.ARM.build_dir_name(32))"
+    runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+            for _ in range(6)]
+    assert [r.communicate(timeout=120)[0] for r in runs] == ["(64, 32) arm\n"] * 6
+    assert [r.returncode for r in runs] == [0] * 6
+    assert set(json.loads((o / "target-env.json").read_text())["arches"]) == set(targets.ARCHES)
+    assert [p.name for p in o.iterdir()] == ["target-env.json"]  # no temporaries left
