@@ -58,7 +58,7 @@ EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).e
 # $(call for_each_target,GOAL): make GOAL for every architecture and each of its widths
 # (its target.mk's WIDTHS, from `make target-env`), stopping at the first failure.
 for_each_target = for a in $(ARCHES); do \
-  widths=$$($(MAKE) -s --no-print-directory ARCH=$$a target-env | sed -n "s/^CF_TARGET_WIDTHS='\(.*\)'$$/\1/p") && \
+  widths=$$(MAKEFLAGS= $(MAKE) -s --no-print-directory ARCH=$$a target-env | sed -n "s/^CF_TARGET_WIDTHS='\(.*\)'$$/\1/p") && \
   test -n "$$widths" || exit 1; \
   for w in $$widths; do $(MAKE) --no-print-directory ARCH=$$a XLEN=$$w $(1) || exit 1; done; done
 .PHONY: all all-targets deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
@@ -73,7 +73,7 @@ all: $(EXECUTORS) $(PLUGIN) $(LIBFUZZER_TARGET) $(AFL_TARGET) $(LIBCFREF)
 # all. Built before the tests, rather than by whichever test needs one first while the
 # other worker waits on the same build (30 s stalls: docs/perf.md).
 all-targets:
-	$(Q)$(call for_each_target,all)
+	+$(Q)$(call for_each_target,all)
 
 list-executors:
 	@echo $(EXECUTORS)
@@ -292,7 +292,7 @@ check-fast: deps
 	$(Q)$(MAKE) --no-print-directory $(O)/host/test_ref $(O)/host/libcfref.so
 	@# the oracle is also built freestanding into the executors of every target (RV32 has
 	@# no glibc headers): a header it cannot have fails here, not in the docs tests
-	$(Q)$(call for_each_target,freestanding-ref)
+	+$(Q)$(call for_each_target,freestanding-ref)
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(PYTHON) -m pytest -q -m "not e2e and not kernel and not long"; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
