@@ -33,13 +33,13 @@ DONE = 2
 
 sys.path.insert(0, str(ROOT / "tool"))
 from copyfuzz import build, routines  # noqa: E402  (build paths, O= honoured)
-from copyfuzz.plugin import PluginMemory  # noqa: E402  (the one ABI mirror)
+from copyfuzz.session import Need, plugin_memory  # noqa: E402  (the one ABI mirror, by the one rule)
 
 
 def run_once(cmd: list[str], r: routines.Routine, mode: str) -> tuple[int, float]:
     """Cases run and seconds taken by one sweep process."""
-    plugin = PluginMemory(ROOT, r.xlen, r.arch, memcheck=mode == "memcheck") if mode in ("memcheck", "reach") \
-        else None
+    plugin = plugin_memory(ROOT, r, Need.MEMCHECK if mode == "memcheck" else Need.COVERAGE) \
+        if mode in ("memcheck", "reach") else None
     if plugin:
         cmd = plugin.wrap(cmd[:cmd.index("sweep")]) + cmd[cmd.index("sweep"):] + plugin.executor_options()
     t0 = time.perf_counter()

@@ -34,7 +34,6 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +49,7 @@ if str(ROOT / "tool") not in sys.path:
 
 from copyfuzz import build, envs, executor, records, routines, spec, strategies  # noqa: E402
 from copyfuzz.errors import CopyfuzzError  # noqa: E402
-from copyfuzz.plugin import PluginMemory  # noqa: E402
+from copyfuzz.session import Need, Session  # noqa: E402
 
 pytestmark = pytest.mark.e2e  # the real executors under QEMU
 
@@ -112,17 +111,10 @@ def built() -> None:
         pytest.fail(f"{e}\n{e.details}" if e.details else str(e), pytrace=False)
 
 
-@contextmanager
-def _serve(routine: routines.Routine) -> Iterator[executor.Server]:
-    argv = executor.executor_argv(ROOT, routine.elf, build.routine_prefix(routine))
-    plugin = PluginMemory(ROOT, routine.xlen, routine.arch) if "memcheck" in routine.needs else None
-    try:
-        with executor.Server(argv, timeout_ms=TIMEOUT_MS, read_timeout_s=READ_TIMEOUT_S,
-                             plugin=plugin) as server:
-            yield server
-    finally:
-        if plugin is not None:
-            plugin.close()
+def _serve(routine: routines.Routine) -> Session:
+    """The plugin's memory audit for a mutant only it catches; plain serve for the rest."""
+    return Session(ROOT, routine, Need.MEMCHECK if "memcheck" in routine.needs else Need.NONE,
+                   timeout_ms=TIMEOUT_MS, read_timeout_s=READ_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module", params=CLEAN, ids=_ids(CLEAN))

@@ -11,7 +11,8 @@ An ELF path containing "clean" shows nothing; FAKE_SCENARIO selects failures:
   garbage write bytes with no known magic into the record channel
   hang    write one PROGRESS record, then nothing for a long time
   short   report one case fewer than it runs (DONE and PROGRESS)
-FAKE_SLOW_AT=ID makes the case with that id take 30 s (serve).
+QEMU's `-plugin SO,fd=N` before ELF is taken as QEMU would; FAKE_ARGV_FILE=PATH records
+the arguments (tests/test_session.py). FAKE_SLOW_AT=ID makes the case with that id take 30 s (serve).
 FAKE_DIE_AT=ID[,ID...] makes the cases with those ids end the process (exit 7) while they
 run, as a routine under test could; FAKE_FORGE_AT=ID makes it write an unsealed DONE record into
 the record channel and go on.
@@ -19,6 +20,7 @@ the record channel and go on.
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import struct
@@ -168,8 +170,26 @@ def serve(args: list[str], clean: bool, scenario: str) -> int:
         ch.out.flush()
 
 
+def note_argv(argv: list[str], plugin: str | None) -> None:
+    """FAKE_ARGV_FILE: what it was started with (after QEMU's -plugin, given apart), and
+    whether the --plugin-fd it was given is open in it, as JSON."""
+    fd = option(argv, "--plugin-fd")
+    try:
+        fd_open = fd is not None and os.fstat(int(fd)) is not None
+    except OSError:
+        fd_open = False
+    with open(os.environ["FAKE_ARGV_FILE"], "w") as f:
+        json.dump({"argv": argv, "plugin": plugin, "plugin_fd_open": fd_open}, f)
+
+
 def main() -> int:
-    elf, mode, *args = sys.argv[1:]
+    argv = sys.argv[1:]
+    plugin = None
+    if argv[0] == "-plugin":  # QEMU's option before the ELF (plugin.wrap): QEMU takes it
+        plugin, argv = argv[1], argv[2:]
+    if "FAKE_ARGV_FILE" in os.environ:
+        note_argv(argv, plugin)
+    elf, mode, *args = argv
     clean = "clean" in elf
     scenario = os.environ.get("FAKE_SCENARIO", "")
     if mode == "info":

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from copyfuzz import build, executor, records, routines
+from copyfuzz import build, records, routines
+from copyfuzz.session import Session
 from copyfuzz.spec import parse
 
 pytestmark = pytest.mark.e2e
@@ -58,11 +59,10 @@ def test_a_granule_case_needs_an_executor_run_for_it() -> None:
     r = routines.find(routines.discover(ROOT), "arm64/copy_from_user")
     build.build_routines(ROOT, [r])
     case = parse("arm64/copy_from_user:n=16,src_fault=7,granule=16", r.kind).to_case("exact")
-    argv = executor.executor_argv(ROOT, r.elf, build.routine_prefix(r))
-    with executor.Server(argv) as plain:
+    with Session(ROOT, r) as plain:
         refused = plain.run(case)
     assert (refused.type, refused.aux) == (records.RESULT_ERROR, records.CASE_NO_MTE)
-    with executor.Server(argv, granule=16) as tagged:
+    with Session(ROOT, r, granule=16) as tagged:
         ran = tagged.run(case)
     assert ran.type == records.RESULT_CASE and ran.faults >= 1 and ran.accessible == ran.claimed == 7 and not ran.errors
 

@@ -445,10 +445,10 @@ def audit_executor(elf_path: Path, *, name: str, symbol: str, kind: str, xlen: i
 def audit_routine(root: Path, routine: "Routine") -> Audit:
     """Audit a routine's built executor; the table format comes from the executor itself
     (the build read it off the routine object's relocations)."""
-    from . import build, executor  # here, to keep this module free of process handling
+    from . import executor  # here, to keep this module free of process handling
+    from .session import routine_argv
 
-    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
-    info = executor.info(argv)
+    info = executor.info(routine_argv(root, routine))
     return audit_executor(root / routine.elf, name=routine.name, symbol=routine.symbol,
                           kind=routine.kind, xlen=routine.xlen, table_format=info.get("extable", "none"),
                           arch=routine.arch)

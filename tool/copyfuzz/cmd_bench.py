@@ -25,11 +25,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, executor, files, records
+from . import build, files, records
 from .errors import CopyfuzzError
-from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines, file_routines, take_file_target
+from .session import Need, Session, plugin_runs
 from .spec import Spec
 from .ui import emit, new_table, stdout_console
 
@@ -106,11 +106,14 @@ def _case(cell: Cell, kind: str, profile: str, case_id: int) -> records.Case:
 
 
 def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[dict[str, object]]:
-    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
     rows: list[dict[str, object]] = []
     counts: list[dict[str, int] | None] = [None] * len(plan)
-    if not build.routine_native(routine):
-        with PluginMemory(root, routine.xlen, routine.arch) as plugin, executor.Server(argv, plugin=plugin) as server:
+    # The counts come from the plugin (with its memory audit: a bench case must be clean
+    # under it too); natively there is none, and the bench only times.
+    if plugin_runs(routine):
+        with Session(root, routine, Need.MEMCHECK) as server:
+            plugin = server.plugin
+            assert plugin is not None
             for i, cell in enumerate(plan):
                 result = server.run(_case(cell, routine.kind, routine.profile, i))
                 if result.type != records.RESULT_CASE or result.errors:
@@ -118,7 +121,7 @@ def measure(root: Path, routine: Routine, plan: list[Cell], reps: int) -> list[d
                                         f"clean ({', '.join(records.class_names(result.errors))}): "
                                         "sweep it first")
                 counts[i] = plugin.shm.now.as_dict()
-    with executor.Server(argv, bare=True) as bare:
+    with Session(root, routine, bare=True) as bare:
         for i, cell in enumerate(plan):
             case = _case(cell, routine.kind, routine.profile, i)
             bare.time(case, max(1, reps // 10))  # warm up: QEMU translates code on first use

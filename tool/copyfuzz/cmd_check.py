@@ -17,6 +17,7 @@ from .errors import CopyfuzzError
 from .records import RETURNS_DST
 from .routines import Routine
 from .selection import file_routines
+from .session import routine_argv
 from .spec import format_spec, from_case
 
 
@@ -28,7 +29,7 @@ def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None
     for r in routines:
         if r.kind in RETURNS_DST and r.symbol not in BSD_COPY_NAMES:
             continue
-        info = executor.info(executor.executor_argv(root, r.elf, build.routine_prefix(r)))
+        info = executor.info(routine_argv(root, r))
         message = no_extable_message(path, r.symbol, r.kind) if info.get("extable") == "none" else None
         if message and r.kind_reason:  # a kind from the name: say so, it may be the name that misleads
             message += f" (the {r.kind_reason})"

@@ -26,6 +26,7 @@ from .errors import CopyfuzzError
 from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines, file_routines, take_file_target
+from .session import Need, Session, plugin_memory, routine_argv
 from .spec import parse_spec_line
 from .ui import emit, escape, new_table, stdout_console
 
@@ -61,17 +62,23 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
 
 def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
             ) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
-    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
-    with PluginMemory(root, routine.xlen, routine.arch) as plugin:
-        if args.corpus:
-            cases = corpus_cases(root, Path(args.corpus), routine, routine.profile)
-            with executor.Server(argv, plugin=plugin) as server:  # the plugin adds up over them all
-                server.run_many([dataclasses.replace(case, id=i) for i, case in enumerate(cases)])
-        else:
-            sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen, args.max_len)
-            for _ in executor.sweep(argv, sweep_plan, jobs=1, plugins=[plugin], label=routine.name):
-                pass
-        return plugin.insn_counts(), plugin.insn_flow(), list(plugin.shm.extable_hits), from_plugin(audit, plugin)
+    # The plugin as fuzz runs it (the memory audit on; natively refused): cov reports its counts.
+    if args.corpus:
+        cases = corpus_cases(root, Path(args.corpus), routine, routine.profile)
+        with Session(root, routine, Need.MEMCHECK) as server:  # the plugin adds up over them all
+            server.run_many([dataclasses.replace(case, id=i) for i, case in enumerate(cases)])
+            assert server.plugin is not None
+            return _counted(server.plugin, audit)
+    with plugin_memory(root, routine, Need.MEMCHECK) as plugin:
+        sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen, args.max_len)
+        for _ in executor.sweep(routine_argv(root, routine), sweep_plan, jobs=1, plugins=[plugin],
+                                label=routine.name):
+            pass
+        return _counted(plugin, audit)
+
+
+def _counted(plugin: PluginMemory, audit: Audit) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
+    return plugin.insn_counts(), plugin.insn_flow(), list(plugin.shm.extable_hits), from_plugin(audit, plugin)
 
 
 def _directions(insn_flow: int) -> str:

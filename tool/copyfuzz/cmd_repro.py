@@ -22,6 +22,7 @@ from .errors import CopyfuzzError
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
 from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec, with_isa
+from .session import Need, Session, routine_argv
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .ui import emit, escape, new_table, plural, stdout_console
 
@@ -390,21 +391,16 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     profile = args.profile or routine.profile
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen, routine.arch)
-    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
-    info = executor.info(argv)
+    info = executor.info(routine_argv(root, routine))
     memcheck = args.memcheck or "memcheck" in routine.needs
     if memcheck:
         build.build_host(root, ["plugin"])
-    plugin = PluginMemory(root, routine.xlen, routine.arch) if memcheck else None
-    try:
-        with executor.Server(argv, timeout_ms=args.timeout_ms, plugin=plugin, granule=spec.granule) as server:
-            result = server.run(spec.to_case(profile))
-            died = server.last_death
-        memory = memcheck_report(plugin) if plugin and not died else None
-    finally:
-        if plugin:
-            plugin.close()
-    executor.accepted(result)
+    # The plugin only for the memory audit (natively refused): a plain repro runs as the sweep does.
+    with Session(root, routine, Need.MEMCHECK if memcheck else Need.NONE, timeout_ms=args.timeout_ms,
+                 granule=spec.granule) as server:
+        result = server.accepted(server.run(spec.to_case(profile)))
+        died = server.last_death
+        memory = memcheck_report(server.plugin) if server.plugin and not died else None
     if result.type != records.RESULT_CASE:
         raise executor.ExecutorError(f"serve answered with a result of type {result.type}, not a case result")
     correct = correct_byte(plan.load(root), spec, profile, result.diff_off) \

@@ -23,10 +23,10 @@ from .errors import CopyfuzzError
 from .executor import NewClassCase
 from .findings import FindingsLog
 from .known import Entry as KnownEntry
-from .plugin import PluginMemory
 from .reach import PROBE_TIMEOUT_MS, Probe, Reach, probe_lengths, probe_shapes, reach
 from .routines import Routine
 from .selection import bundled_routines, runnable
+from .session import Need, Session, plugin_memory, plugin_runs, routine_argv
 from .spec import format_spec, from_case
 from .ui import emit, escape, new_table, plural, progress_bar, stdout_console
 
@@ -245,10 +245,11 @@ def _sweep_one(
 ) -> RoutineSweep:
     profile = args.profile or routine.profile
     out = RoutineSweep(routine, profile, max_len=routine_max_len(args, routine))
-    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
+    argv = routine_argv(root, routine)
     task = progress.add_task(routine.name, total=None) if progress else None
     memcheck = uses_memcheck(args, routine)
-    plugins = ([PluginMemory(root, routine.xlen, routine.arch, memcheck=memcheck) for _ in range(args.jobs)]
+    # One plugin memory per shard: the memory audit (natively refused), or the counts alone.
+    plugins = ([plugin_memory(root, routine, Need.MEMCHECK if memcheck else Need.COVERAGE) for _ in range(args.jobs)]
                if memcheck or measures_reach(args, routine) else None)
     out.memcheck = memcheck
     out.granule = getattr(args, "granule", None) or 0
@@ -303,7 +304,7 @@ def measures_reach(args: argparse.Namespace, routine: Routine) -> bool:
     """Does the sweep count what of the routine ran (the plugin, against the audit's
     listing)? Under QEMU with the audit (natively there is no plugin); not for a mutant,
     whose sweep stops at its class."""
-    return not args.no_audit and not build.routine_native(routine) and not routine.is_mutant
+    return not args.no_audit and plugin_runs(routine) and not routine.is_mutant
 
 
 def uses_memcheck(args: argparse.Namespace, routine: Routine) -> bool:
@@ -382,12 +383,13 @@ def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, 
     kind, profile = r.routine.kind, r.profile
     lengths = probe_lengths(r.max_len)
     r.reach.probe = probe = Probe(lengths, routine=r.routine.name)
-    argv = executor.executor_argv(root, r.routine.elf, build.routine_prefix(r.routine))
     # Its cases are up to 256 times the sweep's longest: a per-case watchdog of the sweep's
     # 500 ms could call a slow but correct 64 KiB copy on a loaded machine a hang.
     timeout_ms = max(args.timeout_ms or records.EXEC_TIMEOUT_MS_DEFAULT, PROBE_TIMEOUT_MS)
-    with PluginMemory(root, r.routine.xlen, r.routine.arch, memcheck=False) as plugin, \
-            executor.Server(argv, timeout_ms=timeout_ms, plugin=plugin) as server:
+    # The counts only (--plugin-coverage-only): the probe asks what ran, not what the audit says.
+    with Session(root, r.routine, Need.COVERAGE, timeout_ms=timeout_ms) as server:
+        plugin = server.plugin
+        assert plugin is not None
 
         targets = {i.addr for i in r.reach.missed}
 

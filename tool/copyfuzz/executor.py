@@ -32,7 +32,6 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterator
 
 from . import procs, records
@@ -917,7 +916,3 @@ def sweep(
         for sh in shards:
             if sh.segment:
                 sh.segment.end()
-
-
-def executor_argv(root: Path, elf: str, prefix: list[str]) -> list[str]:
-    return [*prefix, str(root / elf)]

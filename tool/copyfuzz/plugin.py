@@ -14,7 +14,7 @@ import mmap
 import os
 from pathlib import Path
 
-from . import build, cheader, paths, targets
+from . import cheader, paths
 from .errors import CopyfuzzError
 
 _ABI = "plugin_abi.h"
@@ -75,14 +75,10 @@ def address_slot(s: "Shm | Snapshot", addr: int) -> int | None:
 
 
 class PluginMemory:
-    """A memfd shared by qemu's plugin, the executor, and this process."""
+    """A memfd shared by qemu's plugin, the executor, and this process (session.py makes them)."""
 
-    def __init__(self, root: Path, xlen: int, arch: str, memcheck: bool = True) -> None:
-        if build.native(xlen, arch):
-            a = targets.get(arch)
-            raise CopyfuzzError("--memcheck, bench counts and cov need QEMU: the plugin is a QEMU "
-                                f"TCG plugin (natively, run the same command with "
-                                f"QEMU{a.env_suffix}={a.default_qemu(xlen)})")
+    def __init__(self, root: Path, memcheck: bool = True) -> None:
+        # Under QEMU only: session.plugin_memory, the one caller, refuses a native routine.
         self.so = paths.plugin(root)
         if not self.so.is_file():
             raise CopyfuzzError(f"{self.so} is missing: run 'make plugin'")

@@ -15,19 +15,18 @@ as not reproduced, and nothing is saved.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
-from . import build, executor, known, records, regressions
+from . import executor, known, records, regressions
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
-from .plugin import PluginMemory
 from .routines import Routine
+from .session import Need, Session, routine_argv
 from .spec import Spec, format_spec
 
 
@@ -48,27 +47,20 @@ class CampaignFinding:
     faults: list[dict[str, object]] = field(default_factory=list)  # known.fault_trail of its reproducer
 
 
-@contextlib.contextmanager
-def serving(root: Path, routine: Routine, granule: int = 0) -> Iterator[executor.Server]:
-    """One `serve` of the routine, with the coverage plugin as the driver runs it (and
-    MTE tag granules as fault boundaries, with granule)."""
-    argv = executor.executor_argv(root, routine.elf, build.routine_prefix(routine))
-    plugin = None if build.routine_native(routine) else PluginMemory(root, routine.xlen, routine.arch)
-    try:
-        with executor.Server(argv, plugin=plugin, granule=granule) as server:
-            yield server
-    finally:
-        if plugin:
-            plugin.close()
+def serving(root: Path, routine: Routine, granule: int = 0) -> Session:
+    """One `serve` of the routine, with the plugin's memory audit as the driver runs it (and
+    MTE tag granules as fault boundaries, with granule). Optional: replay runs a native
+    routine's regressions too, without the plugin (fuzz refuses a native routine)."""
+    return Session(root, routine, Need.MEMCHECK, optional=True, granule=granule)
 
 
-def run_one(server: executor.Server, profile: str, spec: Spec, case_id: int) -> records.Result:
+def run_one(server: Session, profile: str, spec: Spec, case_id: int) -> records.Result:
     return accepted(spec, server.run(spec.to_case(profile, case_id)))
 
 
 def accepted(spec: Spec, result: records.Result) -> records.Result:
     """The result of a case the executor ran; a case it rejected is a CopyfuzzError."""
-    return executor.accepted(result, f"{format_spec(spec)}: ")
+    return Session.accepted(result, f"{format_spec(spec)}: ")
 
 
 def run_specs(root: Path, routine: Routine, profile: str, specs: list[Spec]) -> list[records.Result]:
@@ -262,7 +254,7 @@ def shrink_until(server: executor.Server, profile: str, spec: Spec, cls: str, pc
 
 def _symbolizer(root: Path, routine: Routine) -> Symbolizer | None:
     try:
-        info = executor.info(executor.executor_argv(root, routine.elf, build.routine_prefix(routine)))
+        info = executor.info(routine_argv(root, routine))
     except CopyfuzzError:
         info = {}
     return routine_symbolizer(root, routine, info)

@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from .. import atomic, coverage, executor, records
-from ..build import routine_prefix
+from .. import atomic, coverage, records
 from ..campaign import Campaign, clear_status, status_line
-from ..plugin import PluginMemory
+from ..session import Need, Session
 from ..spec import format_spec
 
 
@@ -73,13 +72,15 @@ def _search(c: Campaign, show: bool, deadline: float, total_s: int, interrupted:
     from .. import strategies
 
     r = c.routine
-    argv = executor.executor_argv(c.root, r.elf, routine_prefix(r))
-    plugin = PluginMemory(c.root, r.xlen, r.arch)
     found_mask = 0
     hard_stop = c.triage_deadline  # Hypothesis's shrinking is part of the triage
     started = time.monotonic()
     shown_at = [0.0]
-    server = executor.Server(argv, plugin=plugin)
+    # The memory audit as the driver runs it (its classes are findings), and the counts for
+    # the coverage line; fuzz refuses a native routine before this.
+    server = Session(c.root, r, Need.MEMCHECK)
+    plugin = server.plugin
+    assert plugin is not None
 
     class State:
         calls = 0
@@ -94,7 +95,7 @@ def _search(c: Campaign, show: bool, deadline: float, total_s: int, interrupted:
             def run_case(case: records.Case) -> int:
                 # An executor that dies during a case is that case's crash result (Server
                 # restarts it); an ExecutorError is the tool's own failure: exit 2.
-                return executor.accepted(server.run(case), "a drawn case: ").errors
+                return server.accepted(server.run(case), "a drawn case: ").errors
 
             @seed(c.seed + c.rounds)
             @settings(max_examples=10**8, database=None, deadline=None, derandomize=False,
@@ -142,8 +143,7 @@ def _search(c: Campaign, show: bool, deadline: float, total_s: int, interrupted:
     finally:
         if c.audit is not None:
             c.coverage = coverage.from_plugin(c.audit, plugin)
-        server.close()
-        plugin.close()
+        server.close()  # the executor, then the plugin memory
 
 
 def write_failure(c: Campaign, case: records.Case, new_errors: int) -> Path:
