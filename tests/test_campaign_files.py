@@ -163,3 +163,27 @@ def test_files_by_spec_maps_each_spec_line_to_its_first_file(tmp_path: Path) -> 
     assert regressions.files_by_spec(tmp_path) == {"riscv/copy_user:n=5,src_off=1": tmp_path / "a.spec",
                                                    "n=7": tmp_path / "sub" / "b.spec"}
     assert regressions.files_by_spec(tmp_path / "none") == {}
+
+
+def test_a_hypothesis_failure_file_reads_back_as_a_whole_spec_file(tmp_path: Path) -> None:
+    from copyfuzz import fuzzinput
+
+    r = copy_user()
+    spec = parse_fields(r.name, r.kind, "n=16,src_off=4090,src_fault=6")
+    text = regressions.format_failure(spec, ["wrong-data", "imprecise"], "copyfuzz fuzz riscv/copy_user --seed 3",
+                                      ["--kind", "copy", "-DX=a b"], "search(case=Case(kind=0, n=16))")
+    path = tmp_path / regressions.failure_name("wrong-data")
+    assert path.name == "hypothesis-wrong-data.failure"
+    path.write_text(text)
+    header = regressions.header(path)
+    assert header == {"Hypothesis failure": "copyfuzz fuzz riscv/copy_user --seed 3",
+                      "classes": "wrong-data,imprecise", "options": "--kind copy '-DX=a b'",
+                      "Falsifying example": "search(case=Case(kind=0, n=16))"}
+    line = ("riscv/copy_user", "n=16,src_off=4090,src_fault=6,dst_off=0")
+    assert regressions.read_specs(path) == [line] and fuzzinput.read_case_file(path) == ("spec", [line])
+    # No options line for a bundled routine's default build.
+    assert "# options:" not in regressions.format_failure(spec, ["wrong-data"], "c", [], "e")
+    # Written whole (atomic.write): one cut short is damaged, never read as what is left of it.
+    path.write_text(text.rstrip("\n").rpartition("\n")[0] + "\n")
+    with pytest.raises(CopyfuzzError, match=r"hypothesis-wrong-data\.failure: damaged case file \(no case spec"):
+        fuzzinput.read_case_file(path)

@@ -91,9 +91,7 @@ def encode(spec: Spec) -> bytes:
     ])
 
 
-# ---- files holding cases: spec files (regressions, .finding) or raw engine inputs ----
-
-SPEC_SUFFIXES = (".spec", ".finding")
+# ---- files holding cases: spec files (regressions.py's) or raw engine inputs ----
 
 
 _HYPOTHESIS_CASE = re.compile(r"Falsifying example:.*?\bCase\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
@@ -117,8 +115,8 @@ def hypothesis_case(data: bytes) -> records.Case | None:
 
 def read_case_file(path: Path) -> tuple[str, Any]:
     """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes).
-    A .spec or .finding file must be whole (regressions.DamagedFile otherwise)."""
-    if path.suffix in SPEC_SUFFIXES:
+    A .spec, .finding or .failure file must be whole (regressions.DamagedFile otherwise)."""
+    if path.suffix in regressions.SPEC_SUFFIXES:
         return "spec", regressions.read_specs(path)
     data = files.read_bytes(path)
     try:

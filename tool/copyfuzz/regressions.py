@@ -1,4 +1,5 @@
-"""Regression specs: the one home of their file format (docs/formats.md).
+"""Case files: the one home of their formats (docs/formats.md): regression `.spec`
+files, the fuzz driver's `.finding` files and Hypothesis's `.failure` files.
 
 A regression is a `.spec` file: `# key: value` header lines, then one spec line, e.g.
 
@@ -16,6 +17,11 @@ format with an `# untriaged:` line saying why and no class of its own (save_untr
 replay reads it as any other. A `.spec` that is not whole (no spec line, a last line cut short,
 bytes that are not text) is an error naming the file: a lost regression must never pass
 as a clean replay.
+
+A driver's `.finding` is `key=value` lines (spec=, classes=, why=, input=: read_finding).
+A Hypothesis campaign's `.failure` (format_failure) is a spec file too: `# key: value`
+lines (the command that found it, its classes, the build's options, the case as
+Hypothesis shows it), then its spec line; repro and replay read it as they read a `.spec`.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ if TYPE_CHECKING:
     from .routines import Routine
 
 SUFFIX = ".spec"
+FINDING_SUFFIX = ".finding"  # a fuzz driver's (fuzz/driver.c)
+FAILURE_SUFFIX = ".failure"  # a Hypothesis campaign's (format_failure)
+# Files whose spec lines are the whole story: read_specs reads them, and they must be whole.
+SPEC_SUFFIXES = (SUFFIX, FINDING_SUFFIX, FAILURE_SUFFIX)
 LOCK = ".lock"  # in the regressions directory: dedupe-then-write is one step across runs
 # A spec line: optional `spec=` (driver .finding files), optional routine, then fields.
 SPEC_LINE = re.compile(r"^(?:spec=)?(?:(?P<routine>\S+):)?(?P<fields>n=\S*)$")
@@ -188,6 +198,19 @@ def format_text(spec: Spec, cls: str, classes: list[str], engine: str, fault_pc:
             f"# fault-pc: {fault_pc or 'none'}\n# profile: {profile}\n"
             + (f"# options: {shlex.join(options)}\n" if options else "")
             + f"{format_spec(spec)}\n")
+
+
+def failure_name(cls: str) -> str:
+    """A Hypothesis campaign's failure file for a class: one a class, rewritten as it shrinks."""
+    return f"hypothesis-{cls}{FAILURE_SUFFIX}"
+
+
+def format_failure(spec: Spec, classes: list[str], command: str, options: list[str], example: str) -> str:
+    """A `.failure` file: the command that found it, its classes, the build's options (repro
+    reads them back as a regression's), the case as Hypothesis shows it (example), its spec."""
+    return (f"# Hypothesis failure: {command}\n# classes: {','.join(classes)}\n"
+            + (f"# options: {shlex.join(options)}\n" if options else "")
+            + f"# Falsifying example: {example}\n{format_spec(spec)}\n")
 
 
 def save(directory: Path, routine: "Routine", spec: Spec, cls: str, classes: list[str], *,

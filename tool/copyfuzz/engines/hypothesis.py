@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from .. import atomic, coverage, records
+from .. import atomic, coverage, records, regressions
 from ..campaign import Campaign, clear_status, status_line
 from ..session import Need, Session
-from ..spec import format_spec
 
 
 class _TimeUp(BaseException):
@@ -147,19 +146,17 @@ def _search(c: Campaign, show: bool, deadline: float, total_s: int, interrupted:
 
 
 def write_failure(c: Campaign, case: records.Case, new_errors: int) -> Path:
-    """findings/hypothesis-<class>.failure: the failing case as Hypothesis shows it and as a spec
-    (written aside, then renamed: a reader never sees half of it)."""
-    cls = records.class_names(new_errors)[0]
-    path = c.findings_dir / f"hypothesis-{cls}.failure"
-    spec = format_spec(c.spec_of(case))
+    """findings/hypothesis-<class>.failure (regressions.format_failure): the failing case as
+    Hypothesis shows it and as a spec (written aside, then renamed: a reader never sees half of it)."""
+    classes = records.class_names(new_errors)
+    path = c.findings_dir / regressions.failure_name(classes[0])
     # the build (a file's -D and kind, --xlen, --isa): repro reads it back as a regression's
     options = c.routine.repro_options
     file, _, symbol = c.routine.name.rpartition(":") if c.routine.external_elf else ("", "", "")
     target = shlex.join([file, "--symbol", symbol]) if file else c.routine.name
-    text = (f"# Hypothesis failure: copyfuzz fuzz {target}{' ' + shlex.join(options) if options else ''} "
-            f"--engine hypothesis --seed {c.seed}\n# classes: {','.join(records.class_names(new_errors))}\n"
-            + (f"# options: {shlex.join(options)}\n" if options else "")
-            + f"# Falsifying example: search(case={case!r})\n{spec}\n")
-    atomic.write(path, text)
+    command = (f"copyfuzz fuzz {target}{' ' + shlex.join(options) if options else ''} "
+               f"--engine hypothesis --seed {c.seed}")
+    atomic.write(path, regressions.format_failure(c.spec_of(case), classes, command, options,
+                                                  f"search(case={case!r})"))
     return path
 
