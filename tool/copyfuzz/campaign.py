@@ -373,22 +373,43 @@ class Campaign:
             except (ValueError, CopyfuzzError):
                 continue
             specs.append((path, spec, [c for c in fields.get("classes", "").split(",") if c]))
-        if not specs:
-            return
-        covered = {(cls, known.address_of_described(f.fault_pc)) for f in self.found for cls in f.classes}
-        results = self.run_in_time([s for _, s, _ in specs])
-        for _, spec, seen in specs[len(results):]:  # the triage time ran out first
+        # A driver claims a pair once, so its file of a pair a triaged artifact holds is
+        # only that claim (covered); one that does not reproduce is the engine's word only
+        # when the files are the only report (alone).
+        self.triage_groups(specs, unreproduced=alone, covered=True)
+
+    def triage_groups(self, failures: list[tuple[Path, Spec, list[str]]], *, unreproduced: bool,
+                      covered: bool) -> None:
+        """Group, then triage: the one path of a batch of failures (AFL++'s crashes, the
+        drivers' .finding files), each (its file, its case, the classes its source saw).
+        Each case runs alone while the triage time lasts (those it does not reach are
+        deferred); the ones that show an error class are grouped by (first class, fault
+        pc) and each group's smallest case (sweep_order) is triaged, filed under that class.
+        unreproduced: a case that shows nothing is triaged too (reported as not reproduced,
+        once a case). covered: a group whose pair a finding holds (found before or in this
+        batch) is not triaged again. With --until met, a file not triaged yet stays (listed
+        untriaged)."""
+        results = self.run_in_time([s for _, s, _ in failures])
+        for _, spec, seen in failures[len(results):]:  # the triage time ran out first
             self.defer([spec], seen)
-        for (path, spec, _), result in zip(specs, results, strict=False):
-            key = (result.error_list[0], fault_pc_of(result)) if result.errors else None
-            if self.kept_after_until(path):
-                pass
-            elif key is None and alone and format_spec(spec) not in self.unreproduced_specs:
-                self.triage([spec], path, move=False)
-            elif key is not None and key not in covered:
-                found = self.triage([spec], path, move=False, seen=result.error_list)
-                if found is not None:
-                    covered |= {(cls, known.address_of_described(found.fault_pc)) for cls in found.classes}
+        xlen = self.routine.xlen
+        groups: dict[tuple[str, int], tuple[Path, Spec, records.Result]] = {}
+        for (path, spec, _), result in zip(failures, results, strict=False):
+            if not result.errors:  # serve alone does not show it: the engine's word only
+                if unreproduced and format_spec(spec) not in self.unreproduced_specs \
+                        and not self.kept_after_until(path):
+                    self.triage([spec], path, move=False)
+                continue
+            key = (result.error_list[0], fault_pc_of(result))
+            if key not in groups or sweep_order(spec, xlen) < sweep_order(groups[key][1], xlen):
+                groups[key] = (path, spec, result)
+        held = {(cls, known.address_of_described(f.fault_pc)) for f in self.found for cls in f.classes}
+        for (cls, pc), (path, spec, result) in groups.items():
+            if self.kept_after_until(path) or (covered and (cls, pc) in held):
+                continue
+            found = self.triage([spec], path, move=False, pick=filed_under(cls), seen=result.error_list)
+            if found is not None:
+                held |= {(c, known.address_of_described(found.fault_pc)) for c in found.classes}
 
     def unique(self) -> list[UniqueFinding]:
         return unique_findings(self)
@@ -425,6 +446,11 @@ class UniqueFinding:
                 "regression": self.regression, "new": self.new, "artifact": self.artifact,
                 "known": bool(self.known_by), "known_by": [e.source for e in self.known_by] or None,
                 "shrink_cut": self.shrink_cut, "faults": self.faults or None}
+
+
+def filed_under(cls: str) -> Callable[[list[str]], str]:
+    """A triage's pick: the finding filed under cls while its case still shows it."""
+    return lambda classes: cls if cls in classes else classes[0]
 
 
 def unique_findings(c: Campaign) -> list[UniqueFinding]:

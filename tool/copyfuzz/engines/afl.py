@@ -22,14 +22,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
 
 from .. import atomic, corpus, envs, paths
 from .. import procs as proclib
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
-from ..spec import Spec
-from ..triage import fault_pc_of, sweep_order
 
 NO_FREE_CORE = b"No more free CPU cores"
 # afl-fuzz's log lines around its dry run, which runs every queue entry once before it
@@ -260,36 +257,21 @@ def run(c: Campaign, jobs: int, host: str | None, show: bool, deadline: float, t
             os.close(fd)
 
 
-def _filed_under(cls: str) -> Callable[[list[str]], str]:
-    return lambda classes: cls if cls in classes else classes[0]
-
-
 def handle_crashes(c: Campaign, out: Path, names: list[str]) -> None:
-    """Each crash not handled before, through serve: for each (class, fault pc) the
-    smallest (sweep_order) is triaged, and shrunk there; crashes that do not reproduce
-    alone are reported once, not saved."""
+    """Each crash not handled before, through serve (Campaign.triage_groups): for each
+    (class, fault pc) the smallest (sweep_order) is triaged, and shrunk there; crashes
+    that do not reproduce alone are reported once, not saved."""
     assert c.run is not None
     crashes = _new_crashes(c, out, names)
     if not crashes:
         c.take_driver_findings(c.run.path)
         return
-    paths_ = list(crashes.values())
-    specs = [c.decode(p.read_bytes()) for p in paths_]
-    results = c.run_in_time(specs)
-    for spec in specs[len(results):]:  # the triage time ran out first
-        c.defer([spec], [])
-    xlen = c.routine.xlen
-    groups: dict[tuple[str, int], tuple[Spec, Path]] = {}
-    for path, spec, result in zip(paths_, specs, results, strict=False):
-        if not result.errors:  # serve alone does not show it: the engine's word only
-            c.triage([spec], path, move=False)
-            continue
-        key = (result.error_list[0], fault_pc_of(result))
-        if key not in groups or sweep_order(spec, xlen) < sweep_order(groups[key][0], xlen):
-            groups[key] = (spec, path)
-    for (cls, _), (spec, crash) in groups.items():
-        if not c.kept_after_until(crash):  # else it stays in AFL++'s crashes/
-            c.triage([spec], crash, move=False, pick=_filed_under(cls), seen=[cls])
+    # A crash is AFL++'s only report of its case: one that does not reproduce is said so
+    # (unreproduced). A new crash of a pair found before is triaged again (not covered): it
+    # may shrink to a smaller case, and unique() keeps the smallest. A crash not triaged
+    # stays in AFL++'s crashes/.
+    c.triage_groups([(p, c.decode(p.read_bytes()), []) for p in crashes.values()], unreproduced=True,
+                    covered=False)
     c.take_driver_findings(c.run.path)
     with atomic.locked(c.findings_dir / f".{HANDLED}.lock"), open(c.findings_dir / HANDLED, "a") as f:
         f.write("".join(f"{d}\n" for d in crashes))
