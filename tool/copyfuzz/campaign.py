@@ -363,7 +363,8 @@ class Campaign:
         a driver killed between its claim and its abort saves nothing). alone: the files
         are the only report (COPYFUZZ_ON_FINDING=go-on), so one that does not reproduce is
         reported as the engine's artifact would be."""
-        kept = [keep_artifact(self.findings_dir, p) for p in sorted(source.glob("driver-*.finding"))]
+        kept = [keep_artifact(self.findings_dir, p)
+                for p in sorted(source.glob(f"driver-*{regressions.FINDING_SUFFIX}"))]
         kept = [p for p in kept if not self.kept_after_until(p)]  # then none is even run
         specs: list[tuple[Path, Spec, list[str]]] = []  # with the classes the driver saw
         for path in kept:
