@@ -61,6 +61,15 @@ def fuzz_args(tmp: Path, routine: str, engine: str, seconds: float, *extra: str)
 _ZYGOTE = zygote.Zygote(TOOL)
 
 
+def _zygote_wanted() -> bool:
+    from copyfuzz import envs
+
+    return envs.value("COPYFUZZ_TEST_ZYGOTE") != "0"
+
+
+_USE_ZYGOTE = _zygote_wanted()
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 600, fresh: bool = False) -> subprocess.CompletedProcess[str]:
     """`python -m copyfuzz ARGS` in a child process, as a user would run it: forked from
@@ -68,7 +77,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
     the run's environment changes what Python reads at its start, or fresh=True (a test
     of the start itself)."""
     full_env = {**os.environ, "PYTHONPATH": str(TOOL), **(env or {})}
-    if not fresh and not _changes_the_start(env or {}):
+    if not fresh and _USE_ZYGOTE and not _changes_the_start(env or {}):
         return _ZYGOTE.run(list(args), full_env, cwd or ROOT, timeout)
     return subprocess.run(
         [sys.executable, "-m", "copyfuzz", *args],
