@@ -67,6 +67,26 @@ def test_take_whole_skips_inputs_cut_short(tmp_path: Path) -> None:
     assert sorted(p.read_bytes() for p in into.iterdir()) == [b"whole"] and not any(staging.iterdir())
 
 
+
+def test_take_whole_skips_an_input_libfuzzer_deletes_while_it_reads(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    staging, into = tmp_path / "staging", tmp_path / "corpus"
+    staging.mkdir()
+    into.mkdir()
+    for data in (b"reduced away", b"kept"):
+        (staging / corpus.name_of(data)).write_bytes(data)
+    gone = staging / corpus.name_of(b"reduced away")
+    read = Path.read_bytes
+
+    def deleted_first(self: Path) -> bytes:
+        if self == gone:
+            self.unlink()  # libFuzzer's delete, after the listing and the is_file check
+        return read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deleted_first)
+    assert corpus.take_whole(into, staging, remove=False) == 1
+    assert [p.read_bytes() for p in into.iterdir()] == [b"kept"]
+
 SAVE = """
 import sys
 from pathlib import Path

@@ -40,13 +40,17 @@ def size(corpus: Path) -> int:
 def take_whole(corpus: Path, directory: Path, *, remove: bool) -> int:
     """Inputs libFuzzer wrote into a staging directory, into the corpus. A file whose bytes
     are not its name's hash is still being written, or was cut short by a kill: it is
-    skipped (and dropped when remove is set, i.e. once libFuzzer is gone)."""
+    skipped (and dropped when remove is set, i.e. once libFuzzer is gone); one libFuzzer
+    deletes while this reads the directory is skipped too."""
     added = 0
     for path in sorted(directory.iterdir()) if directory.is_dir() else []:
         if not path.is_file():
             continue
         if not has(corpus, path.name):
-            data = path.read_bytes()
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:  # libFuzzer deleted it (it reduced the input) after the listing
+                continue
             if name_of(data) == path.name:
                 added += add(corpus, data)
         if remove:
