@@ -159,6 +159,7 @@ driver_cc() { # driver_cc SOURCE OBJECT [FLAGS...]
 driver_cc "$REPO/fuzz/driver.c" "$B/driver.o"
 driver_cc "$REPO/fuzz/input.c" "$B/input.o"
 driver_cc "$REPO/fuzz/executor_channel.c" "$B/executor_channel.o"
+routine_kinds=$("$REPO/harness/kinds.sh") # the names of CF_KINDS in records.h
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE"
 targets=()
@@ -167,8 +168,7 @@ for r in "${routines[@]}"; do
 	src=$REPO/arch/$r.S
 	kind=$(meta "$src" kind)
 	profile=$(meta "$src" profile)
-	[[ $kind =~ ^(copy|clear|memcpy|memset|memmove|copy_from_user|copy_to_user)$ ]] ||
-		die "$src: kind '$kind' (copy|clear|memcpy|memset|memmove|copy_from_user|copy_to_user)"
+	grep -qxF -- "$kind" <<<"$routine_kinds" || die "$src: kind '$kind' is not one of: ${routine_kinds//$'\n'/ }"
 	a=${r%%/*}
 	name=$(target_name "$r")
 	driver_cc "$REPO/fuzz/driver_config.c" "$B/$name.config.o" -DCF_BUNDLE_ROUTINE="\"$r\"" \
