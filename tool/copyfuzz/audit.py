@@ -50,7 +50,7 @@ from .decode import CONST, KERNEL, STACK, UNKNOWN, UNKNOWN_VALUE, USER, Insn, Is
 from .elfinfo import Symbolizer
 from .elfread import SHT_NOBITS, ElfError, ElfImage
 from .errors import CopyfuzzError
-from .records import KERNEL_SIDE, KIND_ARGS, KINDS, RETURNS_DST
+from .records import KERNEL_SIDE, KIND_ARGS, KINDS, RETURNS_DST, side_faults
 
 if TYPE_CHECKING:
     from .routines import Routine
@@ -334,8 +334,8 @@ def _no_user_access(kind: str, listing: list[Insn], isa: Isa) -> str | None:
     the audit did not see how it reaches user memory: then a clean audit would mean nothing."""
     if kind not in TABLE_KINDS:
         return None
-    # the user side: both for copy, the source's loads for copy_from_user, else stores
-    needed = {"copy": ("load", "store"), "copy_from_user": ("load",)}.get(kind, ("store",))
+    # the user sides (the kind's row): a source that faults is loaded from, a destination stored to
+    needed = tuple(a for a, side in (("load", "src"), ("store", "dst")) if side_faults(kind, side))
     seen = {i.access for i in listing if i.access and i.origin in (USER, UNKNOWN)}
     missing = [a for a in needed if a not in seen]
     if not missing:

@@ -14,7 +14,7 @@ from . import build, executor
 from .checkfile import BSD_COPY_NAMES, no_extable_message
 from .cmd_sweep import Extension, RoutineSweep, check_granule, check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
-from .records import RETURNS_DST
+from .records import RETURNS_DST, USER_COPIES
 from .routines import Routine
 from .selection import file_routines
 from .session import routine_argv
@@ -92,7 +92,7 @@ def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) 
         # symbol, the classes whose smallest reproducer a spec is, the spec, its mapping or why none
         asked: dict[tuple[str, str], tuple[list[str], kconfirm.Mapping | str]] = {}
         for r in results:
-            if r.routine.kind not in ("copy", "copy_from_user", "copy_to_user"):
+            if r.routine.kind not in USER_COPIES:
                 continue
             for cls, found in sorted(r.reproducers.items()):
                 if cls not in r.findings:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import records
 from ..errors import CopyfuzzError
 from . import casedef
 from .options import KERNEL_ARCHES
@@ -39,9 +40,9 @@ class Mapping:
 
 
 def map_case(kind: str, n: int, src_off: int, src_fault: int | None, dst_off: int, dst_fault: int | None) -> Mapping:
-    if kind not in ("copy", "copy_from_user", "copy_to_user"):
-        raise CopyfuzzError(f"confirm: a {kind} routine is not a user copy: only copy, copy_from_user and "
-                            "copy_to_user cases have syscalls that drive them")
+    if kind not in records.USER_COPIES:
+        raise CopyfuzzError(f"confirm: a {kind} routine is not a user copy: only {', '.join(records.USER_COPIES)} "
+                            "cases have syscalls that drive them")
     if src_fault is not None and dst_fault is not None:
         raise CopyfuzzError("confirm: both sides fault in this case; the kernel side of a user copy never "
                             "faults, so no syscall drives it")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import targets
+from .. import records, targets
 
 IntParser = Callable[[int, int], Callable[[str], int]]
 KERNEL_ARCHES = tuple(a.name for a in targets.ARCHES.values() if a.kernel)
@@ -107,7 +107,7 @@ def add_confirm_parser(sub: "argparse._SubParsersAction[Any]", int_in: IntParser
         return
     cf.add_argument("spec", metavar="SPEC|FILE",
                     help="FILE.S:SYMBOL:n=N,src_off=..,src_fault=..,dst_off=..,dst_fault=.., or a .spec file")
-    cf.add_argument("--kind", choices=("copy", "copy_from_user", "copy_to_user"),
+    cf.add_argument("--kind", choices=records.USER_COPIES,
                     help="the routine's kind (default: from its name; the faulting side decides the direction)")
     cf.add_argument("--as", dest="tree_path", metavar="PATH",
                     help="where FILE.S goes in the kernel tree (default: from its path, .../arch/<arch>/...)")
