@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +149,30 @@ def test_a_rejected_case_is_one_error_saying_why() -> None:
     with pytest.raises(CopyfuzzError, match=r"^n=3: the executor rejected the case: ") as e:
         executor.accepted(bad, "n=3: ")
     assert str(e.value).endswith(records.case_error_message(records.CASE_BAD_KIND))
+
+
+def test_a_job_control_stop_is_stopped_and_a_tracing_stop_is_not() -> None:
+    """A shard SIGSTOPped is killed as stopped; one that strace or gdb holds at a system
+    call or signal ("t" in /proc) is the tracer's to let go, not a stopped executor."""
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def traced() -> None:
+        libc.ptrace(0, 0, None, None)  # PTRACE_TRACEME: the exec below stops it for us
+
+    stopped = subprocess.Popen(["sleep", "60"])
+    held = subprocess.Popen(["sleep", "60"], preexec_fn=traced)
+    try:
+        os.kill(stopped.pid, signal.SIGSTOP)
+        os.waitpid(held.pid, os.WUNTRACED)  # its exec's SIGTRAP: a tracing stop until we say
+        deadline = time.monotonic() + 10
+        while not executor._stopped(stopped.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert executor._stopped(stopped.pid)
+        assert not executor._stopped(held.pid)
+    finally:
+        for p in (stopped, held):
+            p.kill()
+            p.wait()

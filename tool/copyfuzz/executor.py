@@ -76,13 +76,16 @@ def describe_exit(returncode: int | None) -> str:
 
 
 def _stopped(pid: int) -> bool:
-    """Is the process stopped (SIGSTOP, SIGTSTP ...)? /proc, because waitpid would reap it."""
+    """Is the process stopped (SIGSTOP, SIGTSTP ...)? /proc, because waitpid would reap it.
+    Only a job-control stop ("T") counts: a tracing stop ("t") is what strace or gdb holds
+    a process in at every system call or signal, and the tracer lets it go on (a sweep run
+    under `strace -f` had its shards killed as stopped, then narrowed to no case)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             state = f.read().rpartition(b")")[2].split()[0]
     except (OSError, IndexError):
         return False
-    return state in (b"T", b"t")
+    return state == b"T"
 
 
 def _at_random_fd(fd: int) -> int:
