@@ -121,6 +121,15 @@ def source_copy(dest: Path) -> Path:
     return dest
 
 
+@pytest.fixture(scope="session")
+def plugin_decode(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin's decoders (plugin/cfplugin.c) with a command line: tests/c/plugin_decode.c."""
+    exe = tmp_path_factory.mktemp("decode") / "plugin_decode"
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE", "-o", str(exe),
+                    str(ROOT / "tests/c/plugin_decode.c")], check=True)
+    return exe
+
+
 @pytest.fixture(scope="module")
 def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> "plan.SweepPlan":
     """The fake executor's plan (ids 0..99), from tests/c/fake_cfref.c (tests/fake_executor.py)."""

@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 VEC_OP, VEC_MEM = 1, 2
 
@@ -138,11 +137,8 @@ RISCV = [
 
 
 @pytest.fixture(scope="module")
-def decode(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    exe = tmp_path_factory.mktemp("decode") / "plugin_decode"
-    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE", "-o", str(exe),
-                    str(ROOT / "tests/c/plugin_decode.c")], check=True)
-    return exe
+def decode(plugin_decode: Path) -> Path:
+    return plugin_decode
 
 
 def assemble(tmp: Path, prefix: str, flags: list[str], lines: list[str]) -> bytes:

@@ -45,15 +45,6 @@ def _decoder(arch: targets.Arch) -> None:
     assert isa.sp in isa.regs and set(isa.args) <= set(isa.regs)
 
 
-@pytest.fixture(scope="module")
-def plugin_decode(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The plugin's decoders with a command line (tests/test_plugin_decode.py)."""
-    exe = tmp_path_factory.mktemp("decode") / "plugin_decode"
-    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE", "-o", str(exe),
-                    str(ROOT / "tests/c/plugin_decode.c")], check=True)
-    return exe
-
-
 def _plugin_row(arch: targets.Arch, request: pytest.FixtureRequest) -> None:
     """Each QEMU the architecture's executors run under (qemu-<target_name>) has its row in
     the plugin's cf_targets: a target without one gets a note and no decoding."""
