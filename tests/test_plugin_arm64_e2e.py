@@ -75,6 +75,18 @@ def test_repro_memcheck_on_arm64_specs() -> None:
     assert "2 loads, 2 stores, 0 misaligned (QEMU plugin)" in good.stdout
 
 
+def test_a_regression_of_an_audit_class_is_repro_d_under_the_audit_as_replay_runs_it(tmp_path: Path) -> None:
+    """A file routine has no needs= line: its saved class says the memory audit found it."""
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "x.spec").write_text(
+        f"# class: load-out-of-bounds\narch/{OVERREAD}.S:__arch_copy_from_user:n=1,src_off=1,dst_off=0\n")
+    replayed = run_cli("replay", str(tmp_path / "r"))
+    assert replayed.returncode == 1 and "load-out-of-bounds" in replayed.stdout, replayed.stdout + replayed.stderr
+    repro = run_cli("repro", str(tmp_path / "r" / "x.spec"))
+    assert repro.returncode == 1 and "load-out-of-bounds" in repro.stdout, repro.stdout + repro.stderr
+    assert "comes from the memory audit: --memcheck on" in repro.stderr
+
+
 def test_libfuzzer_finds_the_arm64_overread_through_the_plugin(tmp_path: Path) -> None:
     """The driver runs the executor under the routine's QEMU (qemu-aarch64) with the
     plugin: only the plugin sees this mutant."""

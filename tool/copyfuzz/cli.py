@@ -397,7 +397,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="where reproducers are appended as JSON lines (default findings/)")
     p.add_argument("--memcheck", action="store_true",
                    help="run under the QEMU plugin: every load and store checked against the windows "
-                        "(adds load-out-of-bounds, aligned-overread; sees over-reads guard pages miss)")
+                        f"(adds {', '.join(records.MEMCHECK_CLASSES)}; sees over-reads guard pages miss)")
     p.add_argument("--no-audit", action="store_true",
                    help="skip the static exception-table audit that runs before the sweep")
     _granule_option(p, "arm64: fault boundaries at 16-byte MTE tag granules anywhere in a page (tagged "

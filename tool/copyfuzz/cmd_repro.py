@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import typing
 from pathlib import Path
 
@@ -362,9 +363,16 @@ def spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
         routine = routine or getattr(args, "routine", None)
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
-        options = regressions.header(path).get("options")
+        head = regressions.header(path)
+        options = head.get("options")
         if options:  # a file routine's build, any routine's --xlen and --isa
             apply_saved_options(args, options, str(path))
+        named = (head.get("class", ""), *head.get("classes", "").split(","))
+        audit = [c for c in named if c in records.MEMCHECK_CLASSES]
+        if audit and not args.memcheck:  # replay runs it under the audit too: they must agree
+            args.memcheck = True
+            print(f"copyfuzz: {path}: its class {audit[0]} comes from the memory audit: --memcheck on",
+                  file=sys.stderr)
         return routine, fields
     if kind == "hypothesis":
         if not getattr(args, "routine", None):

@@ -111,6 +111,8 @@ def canonical_class(name: str) -> str:
 ERRORS_EXACT = ((1 << NUM_CLASSES) - 1) & ~(1 << CLASS_BY_NAME["aligned-overread"].bit)
 ERRORS_LINUX = ERRORS_EXACT & ~(1 << CLASS_BY_NAME["imprecise"].bit)
 ERROR_MASK = {"linux": ERRORS_LINUX, "exact": ERRORS_EXACT}
+# The classes only the QEMU plugin's memory audit (--memcheck) sees (records.h says so).
+MEMCHECK_CLASSES = ("load-out-of-bounds", "aligned-overread")
 
 
 def class_names(mask: int) -> list[str]:
