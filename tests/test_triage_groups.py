@@ -122,3 +122,24 @@ def test_once_until_is_met_nothing_more_is_triaged_and_the_files_are_listed(tmp_
     stand.c.triage_groups(failures, unreproduced=True, covered=False)
     assert [t[0] for t in stand.triaged] == [format_spec(failures[i][1]) for i in (2, 1)]
     assert stand.c.untriaged == [str(failures[i][0]) for i in (3, 4)]
+
+
+def test_a_driver_file_that_is_no_case_of_the_campaign_is_said_and_skipped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A damaged .finding, or a granule case in a campaign whose faults are at pages (a
+    driver of another campaign wrote it), is kept and named, not triaged: it must not end
+    the campaign with the executor's refusal."""
+    stand = Stand(tmp_path, {"n=3": _result(["wrong-data"], 0x10)})
+    stand.c.findings_dir.mkdir(parents=True)
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, text in (("driver-1-0.finding", "spec=n=3,src_off=0,dst_off=0\nclasses=wrong-data\n"),
+                       ("driver-1-1.finding", "spec=n=zz\n"),
+                       ("driver-1-2.finding", "spec=n=3,src_off=0,dst_off=0,granule=16\n")):
+        (run / name).write_text(text)
+    stand.c.take_driver_findings(run)
+    assert [t[0] for t in stand.triaged] == [format_spec(spec("n=3"))]
+    err = capsys.readouterr().err
+    assert "driver-1-1.finding: not a case of this campaign" in err
+    assert "driver-1-2.finding: not a case of this campaign (a granule case" in err
+    assert sorted(p.name for p in stand.c.findings_dir.iterdir()) == [f"driver-1-{i}.finding" for i in range(3)]

@@ -371,7 +371,11 @@ class Campaign:
             fields = regressions.read_finding(path)
             try:
                 spec = parse_fields(self.routine.name, self.routine.kind, fields.get("spec", ""))
-            except (ValueError, CopyfuzzError):
+                if spec.granule and not self.granule:  # no driver of this campaign wrote it
+                    raise CopyfuzzError("a granule case, and this campaign's faults are at pages")
+            except (ValueError, CopyfuzzError) as e:
+                print(f"copyfuzz: warning: {path}: not a case of this campaign ({e}): kept, not triaged",
+                      file=sys.stderr)
                 continue
             specs.append((path, spec, [c for c in fields.get("classes", "").split(",") if c]))
         # A driver claims a pair once, so its file of a pair a triaged artifact holds is
