@@ -82,7 +82,21 @@ def required_tools(xlen: int, arch: str) -> list[str]:
 def check_tools(tools: list[str]) -> None:
     for tool in tools:
         if shutil.which(tool) is None:
+            given = _given_by(tool)
+            if given:  # the user's choice, not a package to install
+                raise CopyfuzzError(f"'{tool}' not found (from {given}={os.environ[given]!r}): set {given} to "
+                                    "one that exists, or unset it for the default")
             raise CopyfuzzError(f"'{tool}' not found: {INSTALL_HINT}")
+
+
+def _given_by(tool: str) -> str | None:
+    """The environment variable (QEMU, CROSS_COMPILE_ARM64, ...) a tool's name came from."""
+    for a in targets.ARCHES.values():
+        for name in (f"QEMU{a.env_suffix}", f"CROSS_COMPILE{a.env_suffix}"):
+            value = os.environ.get(name, "")
+            if value.strip() and (value.split()[0] == tool or (name.startswith("CROSS") and tool.startswith(value))):
+                return name
+    return None
 
 
 def check_runner(xlen: int, arch: str) -> None:
