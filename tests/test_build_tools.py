@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
 from copyfuzz import build
 from copyfuzz.errors import CopyfuzzError
 
@@ -23,3 +24,14 @@ def test_a_default_tool_missing_is_a_package_to_install(monkeypatch: pytest.Monk
     monkeypatch.setenv("QEMU", " ")  # blank: no name of the user's
     with pytest.raises(CopyfuzzError, match="not found: run 'make deps' to install it"):
         build.check_tools(["qemu-nonexistent-arch"])
+
+
+def test_the_callers_make_state_does_not_reach_the_tools_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAKEFLAGS=n (or q, t) would build nothing, and a stale executor would run as if it
+    were the source."""
+    for name in build.MAKE_STATE:
+        monkeypatch.setenv(name, "n")
+    monkeypatch.setenv("COPYFUZZ_PROBE", "kept")
+    shown = build._run(ROOT, ["sh", "-c", "env"], "env")
+    assert "COPYFUZZ_PROBE=kept" in shown
+    assert not [line for line in shown.splitlines() if line.partition("=")[0] in build.MAKE_STATE]

@@ -126,11 +126,17 @@ def _outside_build_limits() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (OUTSIDE_BUILD_FILE, OUTSIDE_BUILD_FILE))
 
 
+MAKE_STATE = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+
+
 def _run(root: Path, argv: list[str], what: str, env: dict[str, str] | None = None,
          on_status: "dict[int, Callable[[str], CopyfuzzError]] | None" = None, limited: bool = False) -> str:
     """Run a build step at the repository root; on failure, its output is the details
     (or, for an exit status in on_status, the error that function makes of the output).
     limited: under the outside-build limits."""
+    # A make of the caller's (MAKEFLAGS=n, q or t: nothing built, and a stale executor
+    # run as if it were the source) must not reach the tool's own builds.
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k not in MAKE_STATE}
     # The output goes to a file and is read back bounded: a file of millions of bad lines
     # makes that many error messages, which must not become the tool's memory or stderr.
     with tempfile.TemporaryFile() as log:
