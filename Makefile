@@ -38,7 +38,7 @@ Q := @
 endif
 
 BUILD   := $(O)/$(BUILD_NAME)
-WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=switch
 TFLAGS  := $(ARCH_FLAGS) -std=c11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pie \
            -fno-stack-protector -fno-tree-loop-distribute-patterns $(ARCH_CFLAGS) \
            -Iharness -Iharness/arch/$(ARCH) -Iref

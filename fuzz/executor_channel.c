@@ -38,6 +38,7 @@
 
 #include "channel_abi.h"
 #include "driver.h"
+#include "exec_options.h"
 
 struct cf_plugin_shm *cf_pshm;
 struct cf_observe_shm *cf_oshm;
@@ -229,26 +230,26 @@ static __attribute__((noreturn)) void exec_executor(int case_fd, int result_fd)
 	}
 	argv[k++] = cf_cfg.executor;
 	argv[k++] = "serve";
-	argv[k++] = "--timeout-ms";
+	argv[k++] = cf_exec_option_names[CF_OPT_TIMEOUT_MS];
 	argv[k++] = tmo;
-	argv[k++] = "--observe-fd";
+	argv[k++] = cf_exec_option_names[CF_OPT_OBSERVE_FD];
 	argv[k++] = ofd;
-	argv[k++] = "--cases-fd";
+	argv[k++] = cf_exec_option_names[CF_OPT_CASES_FD];
 	argv[k++] = cfd;
-	argv[k++] = "--records-fd";
+	argv[k++] = cf_exec_option_names[CF_OPT_RECORDS_FD];
 	argv[k++] = rfd;
 	if (cf_pshm) {
-		argv[k++] = "--plugin-fd";
+		argv[k++] = cf_exec_option_names[CF_OPT_PLUGIN_FD];
 		argv[k++] = pfd;
 	}
 	if (use_shm) {
-		argv[k++] = "--channel-fd";
+		argv[k++] = cf_exec_option_names[CF_OPT_CHANNEL_FD];
 		argv[k++] = hfd;
 	}
 	char gran[12];
 	if (cf_cfg.granule) {
 		snprintf(gran, sizeof gran, "%u", (unsigned)cf_cfg.granule);
-		argv[k++] = "--granule";
+		argv[k++] = cf_exec_option_names[CF_OPT_GRANULE];
 		argv[k++] = gran;
 	}
 	argv[k] = NULL;

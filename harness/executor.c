@@ -12,6 +12,7 @@
 #include "call.h"
 #include "cases.h"
 #include "channel_abi.h"
+#include "exec_options.h"
 #include "records.h"
 #include "observe_abi.h"
 #include "plugin_abi.h"
@@ -36,9 +37,11 @@ static int cases_fd; /* --cases-fd: the seal key, then (serve) case records */
 struct cf_channel_shm *cf_serve_channel;
 static uint64_t seal_key[2], seal_seq;
 
-static __attribute__((noreturn)) void usage(const char *why)
+/* "copyfuzz executor: <what><why>" and the usage; exit 2. */
+static __attribute__((noreturn)) void usage_of(const char *what, const char *why)
 {
 	cf_err("copyfuzz executor: ");
+	cf_err(what);
 	cf_err(why);
 	cf_err("\nusage: executor info | serve [--timeout-ms T] | sweep --max-len L [--min-len M]"
 	       " [--profile linux|exact] [--random N --seed S [--random-max-len R]]"
@@ -49,6 +52,11 @@ static __attribute__((noreturn)) void usage(const char *why)
 	       "       any mode: [--plugin-fd N [--plugin-coverage-only]] (under qemu -plugin "
 	       "cfplugin.so,fd=N) [--observe-fd N]\n");
 	cf_exit(2);
+}
+
+static __attribute__((noreturn)) void usage(const char *why)
+{
+	usage_of("", why);
 }
 
 static __attribute__((noreturn)) void fail(const char *why)
@@ -618,12 +626,18 @@ static void mode_sweep(const struct sweep_opts *so)
 static uint64_t need_u64(const char *opt, const char *val)
 {
 	uint64_t v;
-	if (!val || !cf_parse_u64(val, &v)) {
-		cf_err("copyfuzz executor: ");
-		cf_err(opt);
-		usage(" needs a number");
-	}
+	if (!val || !cf_parse_u64(val, &v))
+		usage_of(opt, " needs a number");
 	return v;
+}
+
+/* The option's row in exec_options.h, or -1. */
+static int option_id(const char *o)
+{
+	for (int id = 0; id < CF_NUM_EXEC_OPTIONS; id++)
+		if (cf_streq(o, cf_exec_option_names[id]))
+			return id;
+	return -1;
 }
 
 static void parse_shard(const char *s, uint64_t *i, uint64_t *k)
@@ -663,52 +677,88 @@ int main(int argc, char **argv)
 	so.end = UINT64_MAX;
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : 0;
-		if (cf_streq(o, "--timeout-ms"))
-			timeout_ms = need_u64(o, v), i++;
-		else if (cf_streq(o, "--max-len"))
-			so.cfg.max_len = need_u64(o, v), i++;
-		else if (cf_streq(o, "--min-len"))
-			so.cfg.min_len = need_u64(o, v), i++;
-		else if (cf_streq(o, "--random"))
-			so.cfg.random_count = need_u64(o, v), i++;
-		else if (cf_streq(o, "--seed"))
-			so.cfg.random_seed = need_u64(o, v), i++;
-		else if (cf_streq(o, "--random-max-len"))
-			so.cfg.random_max_len = need_u64(o, v), i++;
-		else if (cf_streq(o, "--stop-mask"))
-			so.stop_mask = need_u64(o, v), i++;
-		else if (cf_streq(o, "--max-hangs"))
-			so.max_hangs = need_u64(o, v), i++;
-		else if (cf_streq(o, "--observe-fd"))
-			observe_fd = (int64_t)need_u64(o, v), i++;
-		else if (cf_streq(o, "--cases-fd"))
-			cases_fd = (int)need_u64(o, v), i++, read_key_later = 1;
-		else if (cf_streq(o, "--records-fd"))
-			records_fd = (int64_t)need_u64(o, v), i++;
-		else if (cf_streq(o, "--channel-fd"))
-			channel_fd = (int64_t)need_u64(o, v), i++;
-		else if (cf_streq(o, "--control-fd"))
-			control_fd = (int64_t)need_u64(o, v), i++;
-		else if (cf_streq(o, "--start"))
-			so.start = need_u64(o, v), i++;
-		else if (cf_streq(o, "--end"))
-			so.end = need_u64(o, v), i++;
-		else if (cf_streq(o, "--plugin-fd"))
-			plugin_fd = (int64_t)need_u64(o, v), i++;
-		else if (cf_streq(o, "--plugin-coverage-only"))
+		int id = option_id(o);
+		if (id < 0)
+			usage("unknown option");
+		uint64_t num = 0;
+		if (cf_exec_option_args[id] == CF_OPT_ARG_NUM)
+			num = need_u64(o, v);
+		if (cf_exec_option_args[id] != CF_OPT_ARG_FLAG)
+			i++;
+		switch ((enum cf_exec_option)id) {
+		case CF_OPT_TIMEOUT_MS:
+			timeout_ms = num;
+			break;
+		case CF_OPT_MAX_LEN:
+			so.cfg.max_len = num;
+			break;
+		case CF_OPT_MIN_LEN:
+			so.cfg.min_len = num;
+			break;
+		case CF_OPT_RANDOM:
+			so.cfg.random_count = num;
+			break;
+		case CF_OPT_SEED:
+			so.cfg.random_seed = num;
+			break;
+		case CF_OPT_RANDOM_MAX_LEN:
+			so.cfg.random_max_len = num;
+			break;
+		case CF_OPT_STOP_MASK:
+			so.stop_mask = num;
+			break;
+		case CF_OPT_MAX_HANGS:
+			so.max_hangs = num;
+			break;
+		case CF_OPT_OBSERVE_FD:
+			observe_fd = (int64_t)num;
+			break;
+		case CF_OPT_CASES_FD:
+			cases_fd = (int)num, read_key_later = 1;
+			break;
+		case CF_OPT_RECORDS_FD:
+			records_fd = (int64_t)num;
+			break;
+		case CF_OPT_CHANNEL_FD:
+			channel_fd = (int64_t)num;
+			break;
+		case CF_OPT_CONTROL_FD:
+			control_fd = (int64_t)num;
+			break;
+		case CF_OPT_START:
+			so.start = num;
+			break;
+		case CF_OPT_END:
+			so.end = num;
+			break;
+		case CF_OPT_PLUGIN_FD:
+			plugin_fd = (int64_t)num;
+			break;
+		case CF_OPT_PLUGIN_COVERAGE_ONLY:
 			plugin_memcheck = 0;
-		else if (cf_streq(o, "--bare"))
+			break;
+		case CF_OPT_BARE:
 			bare = 1;
-		else if (cf_streq(o, "--granule") && v && cf_streq(v, "16"))
-			cf_mte_on = 1, so.cfg.granule = CF_GRANULE_MTE, i++;
-		else if (cf_streq(o, "--shard"))
-			parse_shard(v, &so.shard, &so.shards), i++;
-		else if (cf_streq(o, "--profile") && v && cf_streq(v, "linux"))
-			so.cfg.profile = CF_PROFILE_LINUX, i++;
-		else if (cf_streq(o, "--profile") && v && cf_streq(v, "exact"))
-			so.cfg.profile = CF_PROFILE_EXACT, i++;
-		else
-			usage("unknown option or value");
+			break;
+		case CF_OPT_GRANULE:
+			if (!v || !cf_streq(v, "16"))
+				usage("--granule takes 16");
+			cf_mte_on = 1, so.cfg.granule = CF_GRANULE_MTE;
+			break;
+		case CF_OPT_SHARD:
+			parse_shard(v, &so.shard, &so.shards);
+			break;
+		case CF_OPT_PROFILE:
+			if (v && cf_streq(v, "linux"))
+				so.cfg.profile = CF_PROFILE_LINUX;
+			else if (v && cf_streq(v, "exact"))
+				so.cfg.profile = CF_PROFILE_EXACT;
+			else
+				usage("--profile takes linux or exact");
+			break;
+		case CF_NUM_EXEC_OPTIONS:
+			break;
+		}
 	}
 	if (timeout_ms == 0 || timeout_ms > CF_EXEC_TIMEOUT_MS_MAX)
 		usage("--timeout-ms must be 1..600000");

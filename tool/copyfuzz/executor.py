@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Iterator
 
 from . import procs, records
 from .errors import CopyfuzzError
+from .execopts import opt
 from .plan import NO_END
 from .spec import format_spec, from_case
 
@@ -128,8 +129,8 @@ class Channel:
         return (*self._theirs, self.control_fd)
 
     def options(self) -> list[str]:
-        return ["--cases-fd", str(self._theirs[0]), "--records-fd", str(self._theirs[1]),
-                "--control-fd", str(self.control_fd)]
+        return [*opt("cases-fd", self._theirs[0]), *opt("records-fd", self._theirs[1]),
+                *opt("control-fd", self.control_fd)]
 
     def handed_over(self) -> None:
         """The executor has its ends: drop ours (so its death is EOF here), send the key."""
@@ -302,10 +303,10 @@ class Server:
                  plugin: "PluginMemory | None" = None, bare: bool = False, granule: int = 0) -> None:
         # granule: serve cases whose faults are at MTE tag granules too (--granule 16)
         self._args = [*(plugin.wrap(argv) if plugin else argv), "serve",
-                      *(plugin.executor_options() if plugin else []), *(["--bare"] if bare else []),
-                      *(["--granule", str(granule)] if granule else [])]
+                      *(plugin.executor_options() if plugin else []), *(opt("bare") if bare else []),
+                      *(opt("granule", granule) if granule else [])]
         if timeout_ms is not None:
-            self._args += ["--timeout-ms", str(timeout_ms)]
+            self._args += opt("timeout-ms", timeout_ms)
         self._pass_fds = plugin.pass_fds if plugin else ()
         self.name = argv[-1]
         # Never give up on a case before the executor's own watchdog could have fired.
@@ -703,11 +704,11 @@ def sweep(
     started = time.monotonic()
     q: queue.Queue[tuple[_Segment, object]] = queue.Queue()
     shards = [_Shard(i) for i in range(jobs)]
-    options = [*plan.options(), "--max-hangs", str(MAX_HANGS)]
+    options = [*plan.options(), *opt("max-hangs", MAX_HANGS)]
     if timeout_ms is not None:
-        options += ["--timeout-ms", str(timeout_ms)]
+        options += opt("timeout-ms", timeout_ms)
     if stop_mask:
-        options += ["--stop-mask", f"{stop_mask:#x}"]
+        options += opt("stop-mask", f"{stop_mask:#x}")
     total = plan.count()
     best = Reproducers()
     stopped: list[str] = []
@@ -721,8 +722,8 @@ def sweep(
 
     def segment(shard: int, start: int, end: int, into: "queue.Queue[tuple[_Segment, object]]") -> _Segment:
         plugin = plugins[shard] if plugins else None
-        shard_opts = ["--shard", f"{shard}/{jobs}"] if jobs > 1 else []
-        range_opts = (["--start", str(start)] if start else []) + (["--end", str(end)] if end != NO_END else [])
+        shard_opts = opt("shard", f"{shard}/{jobs}") if jobs > 1 else []
+        range_opts = (opt("start", start) if start else []) + (opt("end", end) if end != NO_END else [])
         return _Segment(
             shard, start, plan.count(shard, jobs, start, end),
             [*(plugin.wrap(argv) if plugin else argv), "sweep", *options, *shard_opts, *range_opts,

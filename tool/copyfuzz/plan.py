@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import build, paths, records
 from .errors import CopyfuzzError
+from .execopts import opt
 
 NO_END = (1 << 64) - 1
 
@@ -89,15 +90,15 @@ class SweepPlan:
 
     def options(self) -> list[str]:
         """The executor options that make it generate exactly this plan."""
-        opts = ["--max-len", str(self.max_len), "--profile", self.profile]
+        opts = [*opt("max-len", self.max_len), *opt("profile", self.profile)]
         if self.granule:
-            opts += ["--granule", str(self.granule)]
+            opts += opt("granule", self.granule)
         if self.min_len:
-            opts += ["--min-len", str(self.min_len)]
+            opts += opt("min-len", self.min_len)
         if self.random:
-            opts += ["--random", str(self.random), "--seed", str(self.seed)]
+            opts += [*opt("random", self.random), *opt("seed", self.seed)]
             if self.random_max_len is not None:
-                opts += ["--random-max-len", str(self.random_max_len)]
+                opts += opt("random-max-len", self.random_max_len)
         return opts
 
     def _cfg(self) -> ctypes.Structure:

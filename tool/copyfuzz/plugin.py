@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import cheader, paths
 from .errors import CopyfuzzError
+from .execopts import opt
 
 _ABI = "plugin_abi.h"
 _DEFINES = cheader.defines(_ABI)
@@ -97,7 +98,7 @@ class PluginMemory:
         return [*argv[:-1], "-plugin", f"{self.so},fd={self.fd}", argv[-1]]
 
     def executor_options(self) -> list[str]:
-        return ["--plugin-fd", str(self.fd), *([] if self.memcheck else ["--plugin-coverage-only"])]
+        return [*opt("plugin-fd", self.fd), *([] if self.memcheck else opt("plugin-coverage-only"))]
 
     def insn_counts(self) -> dict[int, int]:
         """Cumulative executions by address (code, then fixup section)."""
