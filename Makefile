@@ -56,11 +56,21 @@ routine_meta  = $(shell sed -n '1,40s/^[ /*]*copyfuzz: $(2)=\([^ ]*\).*/\1/p' $(
 EXECUTORS    := $(foreach s,$(ROUTINE_SRCS),$(BUILD)/$(call routine_name,$(s)).elf)
 
 # $(call for_each_target,GOAL): make GOAL for every architecture and each of its widths
-# (its target.mk's WIDTHS, from `make target-env`), stopping at the first failure.
-for_each_target = for a in $(ARCHES); do \
-  widths=$$(MAKEFLAGS= $(MAKE) -s --no-print-directory ARCH=$$a target-env | sed -n "s/^CF_TARGET_WIDTHS='\(.*\)'$$/\1/p") && \
-  test -n "$$widths" || exit 1; \
-  for w in $$widths; do $(MAKE) --no-print-directory ARCH=$$a XLEN=$$w $(1) || exit 1; done; done
+# (its target.mk's WIDTHS, from `make target-env`), stopping at the first failure. As the
+# tool does (targets.Arch.make_vars), each make is given ARCH, XLEN and CROSS_COMPILE, so
+# that the caller's XLEN, QEMU or CROSS_COMPILE, meant for one architecture, reaches no
+# other: target-env is asked with only PATH in its environment, and an architecture's
+# CROSS_COMPILE is its own variable's (cross_var: CROSS_COMPILE for RISC-V, the default
+# architecture, CROSS_COMPILE_ARM64 for arm64, CROSS_COMPILE_ARM for ARM, as
+# targets.Arch.env_suffix and .clusterfuzzlite/build.sh), else target.mk's default.
+# (QEMU is the tool's alone, read from QEMU<suffix> at run time: no build uses it.)
+cross_var = CROSS_COMPILE$(if $(filter riscv,$(1)),,_$(shell printf %s '$(1)' | tr a-z A-Z))
+for_each_target = set -e; $(foreach a,$(ARCHES),\
+  env_out=$$(env -i PATH="$$PATH" $(MAKE) -s --no-print-directory ARCH=$(a) target-env); \
+  eval "$$(printf '%s\n' "$$env_out" | grep '^CF_TARGET_')"; \
+  test -n "$$CF_TARGET_WIDTHS"; \
+  cross=$${$(call cross_var,$(a)):-$$CF_TARGET_CROSS_COMPILE}; \
+  for w in $$CF_TARGET_WIDTHS; do $(MAKE) --no-print-directory ARCH=$(a) XLEN=$$w CROSS_COMPILE="$$cross" $(1); done;)
 .PHONY: all all-targets deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so

@@ -253,3 +253,23 @@ def test_runs_at_once_from_no_cache_all_get_the_facts_and_leave_one_whole_cache(
     assert [r.returncode for r in runs] == [0] * 6
     assert set(json.loads((o / "target-env.json").read_text())["arches"]) == set(targets.ARCHES)
     assert [p.name for p in o.iterdir()] == ["target-env.json"]  # no temporaries left
+
+
+# ---- bad input: one clear line, or a cache miss; never a traceback, a hang or a wrong fact ----
+
+def test_every_target_builds_with_its_own_xlen_and_cross_compile(tmp_path: Path) -> None:
+    """`make all-targets` (for_each_target) under an XLEN, CROSS_COMPILE and QEMU meant for
+    one architecture: each architecture builds at its own widths (arm64 is refused at 32
+    bits), RISC-V with the environment's CROSS_COMPILE (its variable, as for the tool), the
+    others with their CROSS_COMPILE<suffix> or target.mk's default."""
+    env = {**os.environ, "XLEN": "32", "CROSS_COMPILE": "bad-", "QEMU": "nope", "CROSS_COMPILE_ARM": "arm-own-"}
+    env.pop("MAKEFLAGS", None)
+    env.pop("CROSS_COMPILE_ARM64", None)
+    proc = subprocess.run(["make", "-n", f"O={tmp_path}", "all-targets"], cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    used = set(re.findall(rf"^(\S+)gcc .* -o {re.escape(str(tmp_path))}/(\w+)/", proc.stdout, re.M))
+    assert used == {("bad-", "riscv64"), ("bad-", "riscv32"), ("arm-own-", "arm"),
+                    (targets.ARM64.target_mk.cross_compile, "arm64")}
+    for arch in targets.ARCHES.values():
+        assert arch.make_vars(arch.widths[0])[2] == "CROSS_COMPILE=" + arch.target_mk.cross_compile  # env as given
