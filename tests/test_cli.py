@@ -361,3 +361,9 @@ def test_an_exported_arch_of_the_kernels_kind_does_not_reach_make() -> None:
                    env={"ARCH": "x86_64", "XLEN": "32"})
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert json.loads(proc.stdout)["classes"], proc.stdout
+
+
+def test_an_unbalanced_quote_in_qemu_is_one_json_error() -> None:
+    proc = run_cli("repro", "riscv/copy_user:n=5", "--json", env={"QEMU": 'qemu-riscv64 -cpu "x'})
+    _assert_clean_failure(proc, 'QEMU=qemu-riscv64 -cpu "x: unbalanced quote')
+    assert json.loads(proc.stdout)["error"] == 'QEMU=qemu-riscv64 -cpu "x: unbalanced quote'

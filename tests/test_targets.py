@@ -6,6 +6,7 @@ are kept in $(O)/target-env.json, rebuilt when a target.mk or the Makefile chang
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -256,6 +257,25 @@ def test_runs_at_once_from_no_cache_all_get_the_facts_and_leave_one_whole_cache(
 
 
 # ---- bad input: one clear line, or a cache miss; never a traceback, a hang or a wrong fact ----
+
+@pytest.mark.parametrize("arch", [targets.RISCV, targets.ARM64])
+def test_an_unbalanced_quote_in_qemu_is_one_line_naming_its_variable(
+        monkeypatch: pytest.MonkeyPatch, arch: targets.Arch) -> None:
+    var = f"QEMU{arch.env_suffix}"
+    monkeypatch.setenv(var, 'qemu-x -cpu "max')
+    with pytest.raises(CopyfuzzError, match=rf'^{var}=qemu-x -cpu "max: unbalanced quote$'):
+        arch.qemu_command(arch.widths[0])
+
+
+def test_an_unbalanced_quote_in_target_mks_qemu_names_the_target_mk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("QEMU", raising=False)
+    mk = targets.RISCV.target_mk
+    monkeypatch.setattr(targets, "_loaded", {**targets.target_mks(),
+                                             "riscv": dataclasses.replace(mk, qemu={**mk.qemu, 64: "qemu-riscv64 'x"})})
+    with pytest.raises(CopyfuzzError, match=r"harness/arch/riscv/target\.mk: QEMU=qemu-riscv64 'x: unbalanced quote$"):
+        targets.RISCV.qemu_command(64)
+
 
 def test_every_target_builds_with_its_own_xlen_and_cross_compile(tmp_path: Path) -> None:
     """`make all-targets` (for_each_target) under an XLEN, CROSS_COMPILE and QEMU meant for

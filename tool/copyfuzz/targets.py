@@ -114,7 +114,12 @@ class Arch:
         """QEMU may carry options, e.g. "qemu-riscv64 -cpu rv64,v=true" (QEMU for RISC-V,
         QEMU_ARM64 for arm64, ...)."""
         default = self.default_qemu(xlen)
-        return shlex.split(os.environ.get(f"QEMU{self.env_suffix}", default)) or shlex.split(default)
+        var = f"QEMU{self.env_suffix}"
+        given = os.environ.get(var, "")
+        if given.strip():
+            return _qemu_words(var, given)
+        return _qemu_words(f"{target_mk_path(self.name)}: QEMU", default)
+
 
     def native(self, xlen: int) -> bool:
         """Does this host run the executors of this width directly (no QEMU)?"""
@@ -124,6 +129,19 @@ class Arch:
         """What every make for this architecture and width gets: the target, always given,
         so that a CROSS_COMPILE meant for another architecture never reaches it."""
         return [f"ARCH={self.name}", f"XLEN={xlen}", f"CROSS_COMPILE={self.cross()}"]
+
+
+def _qemu_words(var: str, value: str) -> list[str]:
+    """A QEMU command line as sh would split it; an unbalanced quote is one line naming the
+    variable that held it (QEMU, QEMU_ARM64, ... or target.mk's QEMU)."""
+    try:
+        words = shlex.split(value)
+    except ValueError as e:
+        why = "unbalanced quote" if "quotation" in str(e) else str(e).lower()
+        raise CopyfuzzError(f"{var}={value}: {why}") from None
+    if not words:
+        raise CopyfuzzError(f"{var}={value!r}: no command")
+    return words
 
 
 # The kernels' CPUs: RISC-V with the vector extension (6.10+ copy user memory with it past
