@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -257,6 +258,36 @@ def test_runs_at_once_from_no_cache_all_get_the_facts_and_leave_one_whole_cache(
 
 
 # ---- bad input: one clear line, or a cache miss; never a traceback, a hang or a wrong fact ----
+
+@pytest.fixture
+def scratch_tree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[str], None]:
+    """targets.TREE as a copy of the Makefile and the target.mk files, each of which a test
+    may add lines to (add(text) appends to riscv's)."""
+    tree = tmp_path / "tree"
+    (tree / "harness").mkdir(parents=True)
+    shutil.copy(ROOT / "Makefile", tree)
+    shutil.copytree(ROOT / "harness" / "arch", tree / "harness" / "arch",
+                    ignore=lambda d, names: [n for n in names if n != "target.mk" and "." in n])
+    monkeypatch.setattr(targets, "TREE", tree)
+
+    def add(text: str) -> None:
+        with (tree / "harness" / "arch" / "riscv" / "target.mk").open("a") as f:
+            f.write(text + "\n")
+    return add
+
+
+def test_a_target_mks_own_output_is_not_read_as_its_facts(scratch_tree: Callable[[str], None]) -> None:
+    scratch_tree("$(info it's a debug line)\n$(info WIDTHS=128)")
+    said = targets._target_env("riscv", None)
+    assert (said["WIDTHS"], said["QEMU"]) == ("64 32", "qemu-riscv64") and "it's a debug line" not in said
+
+
+def test_a_malformed_cf_target_line_is_one_line_naming_the_target_mk(
+        scratch_tree: Callable[[str], None]) -> None:
+    scratch_tree("$(info CF_TARGET_EXTRA='unbalanced)")
+    with pytest.raises(CopyfuzzError, match=r"harness/arch/riscv/target\.mk: .*CF_TARGET_EXTRA.*no closing quotation"):
+        targets._target_env("riscv", None)
+
 
 @pytest.mark.parametrize("arch", [targets.RISCV, targets.ARM64])
 def test_an_unbalanced_quote_in_qemu_is_one_line_naming_its_variable(

@@ -246,9 +246,27 @@ def _target_env(arch: str, xlen: int | None) -> dict[str, str]:
     if proc.returncode != 0:
         why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
         raise CopyfuzzError(f"make ARCH={arch} target-env: {why}")
+    return _parse_target_env(arch, proc.stdout)
+
+
+def _parse_target_env(arch: str, stdout: str) -> dict[str, str]:
+    """target-env's CF_TARGET_NAME='value' lines (each one sh word); any other line is the
+    target.mk's or a make's own (a $(info ...), a warning) and is not read. A CF_TARGET_
+    line that is not one such word is an error naming the target.mk, not a guess."""
     out = {}
-    for line in proc.stdout.splitlines():
-        key, _, value = "".join(shlex.split(line)).partition("=")
+    for line in stdout.splitlines():
+        if not line.startswith("CF_TARGET_"):
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            words, why = [], str(e)
+        else:
+            why = f"{len(words)} words"
+        if len(words) != 1 or "=" not in words[0]:
+            raise CopyfuzzError(f"{target_mk_path(arch)}: `make ARCH={arch} target-env` said {line!r}: "
+                                f"not one NAME='value' ({why.lower()})")
+        key, _, value = words[0].partition("=")
         out[key.removeprefix("CF_TARGET_")] = value
     return out
 
