@@ -6,16 +6,19 @@ are kept in $(O)/target-env.json, rebuilt when a target.mk or the Makefile chang
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from conftest import ROOT
@@ -258,6 +261,82 @@ def test_runs_at_once_from_no_cache_all_get_the_facts_and_leave_one_whole_cache(
 
 
 # ---- bad input: one clear line, or a cache miss; never a traceback, a hang or a wrong fact ----
+
+def _deep(cache: Path) -> None:
+    cache.write_text("[" * 200_000)
+
+
+def _fifo(cache: Path) -> None:
+    cache.unlink()
+    os.mkfifo(cache)
+
+
+def _dev_zero(cache: Path) -> None:
+    cache.unlink()
+    cache.symlink_to("/dev/zero")
+
+
+def _kept(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    """The cache as written, its stamp still matching, with one value changed."""
+    def spoil(cache: Path) -> None:
+        kept = json.loads(cache.read_text())
+        change(kept["arches"]["riscv"])
+        cache.write_text(json.dumps(kept))  # json.dumps writes float("inf") as Infinity
+    return spoil
+
+
+CORRUPT: dict[str, Callable[[Path], object]] = {
+    "nested 200000 deep": _deep,
+    "a FIFO": _fifo,
+    "a symlink to /dev/zero": _dev_zero,
+    "a width of Infinity": _kept(lambda r: r.update(widths=[64, float("inf")])),
+    "a width of 64.0": _kept(lambda r: r.update(widths=[64.0, 32])),
+    "a width of true": _kept(lambda r: r.update(widths=[True, 32])),
+    "a width of 10**400": _kept(lambda r: r.update(widths=[10**400, 32])),
+    "a QEMU that is a number": _kept(lambda r: r["qemu"].update({"64": 5})),
+    "a QEMU of a width not listed": _kept(lambda r: r["qemu"].update({"1000000": "x"})),
+    "no riscv": lambda cache: cache.write_text(cache.read_text().replace('"riscv"', '"mips"')),
+    "a list": lambda cache: cache.write_text("[]"),
+}
+
+
+@contextlib.contextmanager
+def _bounded(seconds: int, more_memory: int) -> Iterator[None]:
+    """A hang is a failure after seconds (not an OSError: the code under test may catch
+    those); memory past more_memory bytes beyond what the process has now is a MemoryError,
+    not the machine's memory (a cache read to the end of /dev/zero)."""
+    def hung(signum: int, frame: object) -> None:
+        pytest.fail(f"hung for {seconds} s")
+
+    old_handler = signal.signal(signal.SIGALRM, hung)
+    old_limit = resource.getrlimit(resource.RLIMIT_AS)
+    size = int(re.findall(r"^VmSize:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)[0]) << 10
+    resource.setrlimit(resource.RLIMIT_AS, (size + more_memory, old_limit[1]))
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        resource.setrlimit(resource.RLIMIT_AS, old_limit)
+        signal.signal(signal.SIGALRM, old_handler)
+
+
+@pytest.mark.parametrize("corrupt", list(CORRUPT))
+def test_a_corrupt_cache_is_a_miss_and_make_is_asked(fresh: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     corrupt: str) -> None:
+    """Whatever $(O)/target-env.json holds, the facts come from make: a FIFO is not waited
+    on, /dev/zero not read to the end, deep nesting and a width of Infinity (once an
+    OverflowError) not a traceback."""
+    first = targets.target_mks()
+    CORRUPT[corrupt](fresh)
+    calls = _make_runs(monkeypatch)
+    monkeypatch.setattr(targets, "_loaded", None)
+    with _bounded(20, 1 << 30):
+        assert targets.target_mks() == first
+    assert ("riscv", None) in calls
+    if corrupt != "a symlink to /dev/zero":  # written aside and renamed over it
+        assert json.loads(fresh.read_text())["arches"]["riscv"]["widths"] == [64, 32]
+
 
 @pytest.fixture
 def scratch_tree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[str], None]:

@@ -25,7 +25,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import atomic, paths
+from . import atomic, files, paths
 from .errors import CopyfuzzError
 
 # The checkout this package lives in: its Makefile and target.mk files describe the
@@ -120,7 +120,6 @@ class Arch:
             return _qemu_words(var, given)
         return _qemu_words(f"{target_mk_path(self.name)}: QEMU", default)
 
-
     def native(self, xlen: int) -> bool:
         """Does this host run the executors of this width directly (no QEMU)?"""
         return platform.machine() == self.machine and xlen == self.widths[0]
@@ -210,18 +209,37 @@ def target_mks() -> dict[str, TargetMk]:
     if _loaded is None:
         cache = paths.target_env_cache(TREE)
         stamp = [_CACHE_VERSION, *(_stat(p) for p in [TREE / "Makefile", *map(target_mk_path, ARCHES)])]
-        try:
-            kept = json.loads(cache.read_text())
-            if kept["stamp"] == stamp:
-                _loaded = {a: _from_json(kept["arches"][a]) for a in ARCHES}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
+        _loaded = _read_cache(cache, stamp)
         if _loaded is None:
             _loaded = {a: _ask_make(a) for a in ARCHES}
             with suppress(CopyfuzzError):  # $(O) is make's to create: none yet, nothing kept
                 arches = {a: _to_json(t) for a, t in _loaded.items()}
                 atomic.write(cache, json.dumps({"stamp": stamp, "arches": arches}))
     return _loaded
+
+
+# A cache of three architectures is a few hundred bytes: anything past this is not ours.
+_CACHE_LIMIT = 1 << 16
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _read_cache(cache: Path, stamp: list[object]) -> dict[str, TargetMk] | None:
+    """The facts kept in the cache, if it was written for this stamp; None (a miss: make is
+    asked) for anything else. The file is read as an untrusted input (files.read_input_text:
+    a regular file of at most _CACHE_LIMIT bytes, never waited on), and whatever it holds is
+    checked value by value (_from_json): a FIFO, /dev/zero, nesting deeper than the parser
+    goes or a width of Infinity is a miss, never a hang, a traceback or a wrong fact."""
+    try:
+        kept = json.loads(files.read_input_text(cache, "cache", _CACHE_LIMIT), parse_constant=_no_constant)
+        if not isinstance(kept, dict) or kept.get("stamp") != stamp or not isinstance(kept.get("arches"), dict):
+            return None
+        return {a: _from_json(kept["arches"][a]) for a in ARCHES}
+    except (CopyfuzzError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError,
+            MemoryError):
+        return None
 
 
 def _stat(path: Path) -> list[object]:
@@ -289,15 +307,42 @@ def _to_json(t: TargetMk) -> dict[str, object]:
             "qemu": {str(w): q for w, q in t.qemu.items()}, "build_name": {str(w): b for w, b in t.build_name.items()}}
 
 
-def _from_json(d: dict[str, object]) -> TargetMk:
-    """What _to_json wrote; a TypeError or ValueError if it is not (a cache miss)."""
-    def by_width(v: object) -> dict[int, str]:
-        if not isinstance(v, dict) or sorted(map(int, v)) != sorted(widths):
-            raise ValueError("not one entry per width")
-        return {int(w): str(x) for w, x in v.items()}
+# The register widths a target.mk may list (RISC-V's 32 and 64, ... a 128 some day).
+_WIDTHS = range(8, 257)
 
+
+def _from_json(d: object) -> TargetMk:
+    """What _to_json wrote; a TypeError or ValueError if it is not (a cache miss). Every
+    value is checked for its type and range, none converted: a cache saying 64.0, "64",
+    true or 1e400 is not one _to_json wrote."""
+    def width(v: object) -> int:
+        if type(v) is not int or v not in _WIDTHS:
+            raise ValueError(f"not a width: {v!r}")
+        return v
+
+    def text(v: object) -> str:
+        if not isinstance(v, str):
+            raise TypeError(f"not a string: {v!r}")
+        return v
+
+    def by_width(v: object) -> dict[int, str]:
+        if not isinstance(v, dict):
+            raise TypeError("not an object")
+        out = {}
+        for w, x in v.items():
+            if not (isinstance(w, str) and w.isascii() and w.isdigit() and len(w) <= 3):
+                raise ValueError(f"not a width: {w!r}")
+            out[width(int(w))] = text(x)
+        if sorted(out) != sorted(widths):
+            raise ValueError("not one entry per width")
+        return out
+
+    if not isinstance(d, dict):
+        raise TypeError("not an object")
     listed = d["widths"]
     if not isinstance(listed, list) or not listed:
         raise ValueError("no widths")
-    widths = tuple(int(w) for w in listed)
-    return TargetMk(widths, str(d["cross_compile"]), by_width(d["qemu"]), by_width(d["build_name"]))
+    widths = tuple(width(w) for w in listed)
+    if len(set(widths)) != len(widths):
+        raise ValueError("a width twice")
+    return TargetMk(widths, text(d["cross_compile"]), by_width(d["qemu"]), by_width(d["build_name"]))
