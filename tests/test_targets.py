@@ -403,3 +403,14 @@ def test_every_target_builds_with_its_own_xlen_and_cross_compile(tmp_path: Path)
                     (targets.ARM64.target_mk.cross_compile, "arm64")}
     for arch in targets.ARCHES.values():
         assert arch.make_vars(arch.widths[0])[2] == "CROSS_COMPILE=" + arch.target_mk.cross_compile  # env as given
+
+
+def test_on_matching_hardware_a_named_emulator_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal of a native routine's plugin says to name QEMU: naming it must work."""
+    monkeypatch.setattr("platform.machine", lambda: "riscv64")
+    monkeypatch.delenv("QEMU", raising=False)
+    assert targets.RISCV.native(64) and not targets.RISCV.native(32)
+    monkeypatch.setenv("QEMU", "qemu-riscv64")
+    assert not targets.RISCV.native(64)
+    monkeypatch.setenv("QEMU", " ")  # blank: no emulator named
+    assert targets.RISCV.native(64)

@@ -121,7 +121,11 @@ class Arch:
         return _qemu_words(f"{target_mk_path(self.name)}: QEMU", default)
 
     def native(self, xlen: int) -> bool:
-        """Does this host run the executors of this width directly (no QEMU)?"""
+        """Does this host run the executors of this width directly (no QEMU)? Not when
+        the user names an emulator (QEMU, QEMU_ARM64, ...): on matching hardware that is
+        how the plugin's coverage and memory audit are had."""
+        if os.environ.get(f"QEMU{self.env_suffix}", "").strip():
+            return False
         return platform.machine() == self.machine and xlen == self.widths[0]
 
     def make_vars(self, xlen: int) -> list[str]:
