@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Sweep throughput with and without the oracle, side by side (docs/perf.md).
 
-Runs the executor's built-in sweep of each routine on one core in several modes
-over the same cases: checked (the oracle on), bare (--bare: no oracle, no
+Runs the executor's built-in sweep of each routine on one core, through the tool's
+own executor.sweep (its record channel, seal checks and merge: what check and sweep
+pay), in several modes over the same cases: checked (the oracle on), bare (--bare: no oracle, no
 destination restore), memcheck (checked, under the QEMU plugin), reach (checked,
 under the plugin counting instructions only: what check and sweep run by default) and granule
 (checked, faults at MTE tag granules: --granule 16, arm64 only), rotating the
@@ -21,36 +22,34 @@ import os
 import platform
 import shutil
 import statistics
-import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = 2
 
 
 sys.path.insert(0, str(ROOT / "tool"))
-from copyfuzz import build, routines  # noqa: E402  (build paths, O= honoured)
-from copyfuzz.session import Need, plugin_memory  # noqa: E402  (the one ABI mirror, by the one rule)
+from copyfuzz import build, executor, plan, records, routines  # noqa: E402  (build paths, O= honoured)
+from copyfuzz.session import Need, plugin_memory, routine_argv  # noqa: E402  (the one ABI mirror, by the one rule)
 
 
-def run_once(cmd: list[str], r: routines.Routine, mode: str) -> tuple[int, float]:
-    """Cases run and seconds taken by one sweep process."""
+def run_once(argv: list[str], sweep_plan: plan.SweepPlan, r: routines.Routine, mode: str) -> tuple[int, float]:
+    """Cases run and seconds taken by one sweep, started, read and checked by the tool's
+    own executor.sweep (what check and sweep pay, the record channel included)."""
     plugin = plugin_memory(ROOT, r, Need.MEMCHECK if mode == "memcheck" else Need.COVERAGE) \
         if mode in ("memcheck", "reach") else None
-    if plugin:
-        cmd = plugin.wrap(cmd[:cmd.index("sweep")]) + cmd[cmd.index("sweep"):] + plugin.executor_options()
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, pass_fds=plugin.pass_fds if plugin else ()).stdout
-    dt = time.perf_counter() - t0
-    if plugin:
-        plugin.close()
-    magic, rtype, _sig, cases = struct.unpack_from("<IHHQ", out, len(out) - 128)
-    if magic != 0x31524643 or rtype != DONE:
-        sys.exit("sweep output did not end with DONE")
-    return cases, dt
+    try:
+        t0 = time.perf_counter()
+        *_, finished = executor.sweep(argv, sweep_plan, plugins=[plugin] if plugin else None, bare=mode == "bare")
+        dt = time.perf_counter() - t0
+    finally:
+        if plugin:
+            plugin.close()
+    assert isinstance(finished, executor.Finished)
+    if finished.stopped or finished.deaths:
+        sys.exit(f"{r.name} {mode}: the sweep did not run the whole plan ({finished.stopped or finished.deaths})")
+    return finished.cases, dt
 
 
 def main() -> None:
@@ -69,16 +68,18 @@ def main() -> None:
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     # The plugin wraps [qemu, elf]; taskset stays in front.
-    bases = {r.name: [*pin, *build.routine_prefix(r), str(ROOT / r.elf), "sweep", "--max-len", str(args.max_len),
-                      "--profile", "exact"] for r in chosen}
+    argvs = {r.name: [*pin, *routine_argv(ROOT, r)] for r in chosen}
+    cfref = plan.load(ROOT)
+    plans = {(r.name, m): plan.SweepPlan(cfref, r.kind, "exact", r.xlen, args.max_len,
+                                         granule=records.GRANULE_MTE if m == "granule" else 0)
+             for r in chosen for m in modes}
     pairs = [(r, m) for r in chosen for m in modes]
     times: dict[tuple[str, str], list[float]] = {(r.name, m): [] for r, m in pairs}
-    cases: dict[str, int] = {}
+    cases: dict[tuple[str, str], int] = {}  # granule's plan differs
     for i in range(args.runs):
         for r, mode in pairs[i % len(pairs):] + pairs[:i % len(pairs)]:
-            extra = {"bare": ["--bare"], "granule": ["--granule", "16"]}.get(mode, [])
-            n, dt = run_once(bases[r.name] + extra, r, mode)
-            cases[r.name] = n
+            n, dt = run_once(argvs[r.name], plans[(r.name, mode)], r, mode)
+            cases[(r.name, mode)] = n
             times[(r.name, mode)].append(dt)
             print(f"run {i + 1} {r.name} {mode:9s} {n} cases in {dt:7.2f} s = {n / dt:9.0f} cases/s",
                   file=sys.stderr)
@@ -86,8 +87,9 @@ def main() -> None:
     for r in chosen:
         med = {m: statistics.median(times[(r.name, m)]) for m in modes}
         report: dict[str, object] = {
-            "routine": r.name, "arch": r.arch, "max_len": args.max_len, "runs": args.runs, "cases": cases[r.name],
-            **{f"{m}_cases_per_s": round(cases[r.name] / med[m]) for m in modes},
+            "routine": r.name, "arch": r.arch, "max_len": args.max_len, "runs": args.runs,
+            "cases": cases[(r.name, modes[0])],
+            **{f"{m}_cases_per_s": round(cases[(r.name, m)] / med[m]) for m in modes},
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         }
         if "checked" in med and "bare" in med:

@@ -695,16 +695,18 @@ def sweep(
     stall_timeout_s: float = 600.0,  # PROGRESS comes every 8192 cases; slow cases under QEMU
     plugins: "list[PluginMemory] | None" = None,
     label: str | None = None,
+    bare: bool = False,
 ) -> Iterator[Progress | NewReproducer | Finished]:
     """Run `executor sweep` over the plan as `jobs` shards and merge their streams; with
     plugins (one per shard) each shard runs under the QEMU plugin (--memcheck). label
-    names the routine in messages (default: the executor's path)."""
+    names the routine in messages (default: the executor's path); bare: the executor's
+    bare timing mode (bench/sweep_throughput.py's baseline)."""
     jobs = max(1, jobs)
     name = label or argv[-1]
     started = time.monotonic()
     q: queue.Queue[tuple[_Segment, object]] = queue.Queue()
     shards = [_Shard(i) for i in range(jobs)]
-    options = [*plan.options(), *opt("max-hangs", MAX_HANGS)]
+    options = [*plan.options(), *opt("max-hangs", MAX_HANGS), *(opt("bare") if bare else [])]
     if timeout_ms is not None:
         options += opt("timeout-ms", timeout_ms)
     if stop_mask:
