@@ -52,6 +52,7 @@ MAX_HANGS = records.EXEC_MAX_HANGS_DEFAULT  # --max-hangs the tool gives every s
 MAX_DEATHS = 16  # cases that killed a shard's executor before the shard gives up ("max-crashes")
 FD_LOW, FD_HIGH = 64, 1024  # where the channel's descriptors land in the executor
 STOP_POLL_S = 0.1  # how often a silent serve executor is checked for being stopped (a /proc read)
+STALL_TIMEOUT_S = 600.0  # a sweep's silence that kills it: PROGRESS comes every 8192 cases; slow cases under QEMU
 
 
 class ExecutorError(CopyfuzzError):
@@ -685,74 +686,165 @@ def _control_counts(counts: list[int]) -> dict[str, int]:
     return {records.class_of_bit(bit): n for bit, n in enumerate(counts) if n}
 
 
-def sweep(
-    argv: list[str],
-    plan: "SweepPlan",
-    *,
-    jobs: int = 1,
-    timeout_ms: int | None = None,
-    stop_mask: int = 0,
-    stall_timeout_s: float = 600.0,  # PROGRESS comes every 8192 cases; slow cases under QEMU
-    plugins: "list[PluginMemory] | None" = None,
-    label: str | None = None,
-    bare: bool = False,
-) -> Iterator[Progress | NewReproducer | Finished]:
-    """Run `executor sweep` over the plan as `jobs` shards and merge their streams; with
-    plugins (one per shard) each shard runs under the QEMU plugin (--memcheck). label
-    names the routine in messages (default: the executor's path); bare: the executor's
-    bare timing mode (bench/sweep_throughput.py's baseline)."""
-    jobs = max(1, jobs)
-    name = label or argv[-1]
-    started = time.monotonic()
-    q: queue.Queue[tuple[_Segment, object]] = queue.Queue()
-    shards = [_Shard(i) for i in range(jobs)]
-    options = [*plan.options(), *opt("max-hangs", MAX_HANGS), *(opt("bare") if bare else [])]
-    if timeout_ms is not None:
-        options += opt("timeout-ms", timeout_ms)
-    if stop_mask:
-        options += opt("stop-mask", f"{stop_mask:#x}")
-    total = plan.count()
-    best = Reproducers()
-    stopped: list[str] = []
-    deaths: list[tuple[int, str]] = []
+class Sweep:
+    """`executor sweep` over a plan as `jobs` shards, their streams merged: each shard runs
+    as segments (executor processes), a segment that goes wrong is judged and the shard goes
+    on after its case. Each step is a method, so that it can be tested alone; run() ties
+    them together. With plugins (one per shard) each shard runs under the QEMU plugin
+    (--memcheck); label names the routine in messages (default: the executor's path);
+    bare: the executor's bare timing mode (bench/sweep_throughput.py's baseline)."""
 
-    def who(shard: int) -> str:
-        return f"{name} sweep" + (f" (shard {shard}/{jobs})" if jobs > 1 else "")
+    def __init__(
+        self,
+        argv: list[str],
+        plan: "SweepPlan",
+        *,
+        jobs: int = 1,
+        timeout_ms: int | None = None,
+        stop_mask: int = 0,
+        stall_timeout_s: float = STALL_TIMEOUT_S,
+        plugins: "list[PluginMemory] | None" = None,
+        label: str | None = None,
+        bare: bool = False,
+    ) -> None:
+        self.argv, self.plan = argv, plan
+        self.jobs = max(1, jobs)
+        self.timeout_ms, self.stop_mask, self.stall_timeout_s = timeout_ms, stop_mask, stall_timeout_s
+        self.plugins = plugins
+        self.name = label or argv[-1]
+        self.options = [*plan.options(), *opt("max-hangs", MAX_HANGS), *(opt("bare") if bare else [])]
+        if timeout_ms is not None:
+            self.options += opt("timeout-ms", timeout_ms)
+        if stop_mask:
+            self.options += opt("stop-mask", f"{stop_mask:#x}")
+        self.total = plan.count()
+        self.queue: queue.Queue[tuple[_Segment, object]] = queue.Queue()  # every running segment's items
+        self.shards = [_Shard(i) for i in range(self.jobs)]
+        self.best = Reproducers()
+        self.stopped: list[str] = []  # why shards stopped early
+        self.deaths: list[tuple[int, str]] = []  # (case id, how it killed its executor)
+        self.started = time.monotonic()
+        self.last_heard = self.started  # when any segment last said something (the stall watchdog)
 
-    def spec_of(case: records.Case) -> str:
-        return format_spec(from_case(name, case))
+    # ---- naming ----
 
-    def segment(shard: int, start: int, end: int, into: "queue.Queue[tuple[_Segment, object]]") -> _Segment:
-        plugin = plugins[shard] if plugins else None
-        shard_opts = opt("shard", f"{shard}/{jobs}") if jobs > 1 else []
+    def who(self, shard: int) -> str:
+        return f"{self.name} sweep" + (f" (shard {shard}/{self.jobs})" if self.jobs > 1 else "")
+
+    def spec_of(self, case: records.Case) -> str:
+        return format_spec(from_case(self.name, case))
+
+    # ---- starting ----
+
+    def segment(self, shard: int, start: int, end: int, into: "queue.Queue[tuple[_Segment, object]]") -> _Segment:
+        """An executor running the shard's cases with ids in [start, end), its items into `into`."""
+        plugin = self.plugins[shard] if self.plugins else None
+        shard_opts = opt("shard", f"{shard}/{self.jobs}") if self.jobs > 1 else []
         range_opts = (opt("start", start) if start else []) + (opt("end", end) if end != NO_END else [])
         return _Segment(
-            shard, start, plan.count(shard, jobs, start, end),
-            [*(plugin.wrap(argv) if plugin else argv), "sweep", *options, *shard_opts, *range_opts,
+            shard, start, self.plan.count(shard, self.jobs, start, end),
+            [*(plugin.wrap(self.argv) if plugin else self.argv), "sweep", *self.options, *shard_opts, *range_opts,
              *(plugin.executor_options() if plugin else [])],
             plugin.pass_fds if plugin else (), into)
 
-    def launch(sh: _Shard, start: int) -> None:
-        sh.segment = segment(sh.index, start, NO_END, q)
+    def launch(self, sh: _Shard, start: int) -> None:
+        """The shard's next segment: its cases from id start on, into the merged queue."""
+        sh.segment = self.segment(sh.index, start, NO_END, self.queue)
 
-    def progress() -> Progress:
-        return Progress(sum(sh.cases + (sh.segment.progress if sh.segment else 0) for sh in shards), total)
+    # ---- merging ----
 
-    def alone(sh: _Shard, case: records.Case, what: str, details: str) -> tuple[records.Result, str | None]:
+    def progress(self) -> Progress:
+        return Progress(sum(sh.cases + (sh.segment.progress if sh.segment else 0) for sh in self.shards), self.total)
+
+    def take(self, seg: _Segment, item: object) -> Iterator[Progress | NewReproducer]:
+        """One item of a segment's stream: merged into the sweep's events, or judged."""
+        sh = self.shards[seg.shard]
+        if seg is not sh.segment:
+            return  # from a segment already judged
+        if item is _EOF:
+            yield from self.ended(sh)
+            return
+        problem = seg.take(item)
+        if problem:
+            yield from self.broken(sh, problem, caught_in_the_act=False)
+        elif isinstance(item, NewClassCase):
+            for cls in self.best.add(item):
+                yield NewReproducer(cls, item.case, item.result)
+        elif isinstance(item, records.Result) and item.type == records.RESULT_PROGRESS:
+            yield self.progress()
+
+    def ended(self, sh: _Shard) -> Iterator[NewReproducer]:
+        """The shard's segment closed its stream: book its account, or judge it broken."""
+        seg = sh.segment
+        assert seg is not None
+        try:
+            seg.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            yield from self.broken(sh, "closed its output but did not exit")
+            return
+        if seg.proc.returncode != 0:
+            yield from self.broken(sh, None)
+            return
+        problem = seg.verdict(self.stop_mask)
+        if problem:
+            # Exited 0 mid-stream is a death in the act; a wrong account is not.
+            yield from self.broken(sh, problem, caught_in_the_act=seg.done is None)
+            return
+        assert seg.done is not None
+        _, text, _ = seg.end()
+        sh.messages.append(text)
+        sh.segment = None
+        sh.cases += seg.done
+        _add_counts(sh.counts, seg.counts)
+        if seg.why in STOP_REASONS and STOP_REASONS[seg.why] not in self.stopped:
+            self.stopped.append(STOP_REASONS[seg.why])
+
+    def watch(self) -> Iterator[NewReproducer]:
+        """Nothing came for a while: a stopped segment, or all of them silent for
+        stall_timeout_s, is broken (killed, judged, the shard goes on)."""
+        silent = time.monotonic() - self.last_heard >= self.stall_timeout_s
+        for sh in self.shards:
+            if sh.segment and _stopped(sh.segment.proc.pid):
+                yield from self.broken(sh, "was stopped (SIGSTOP or the like; killed it)")
+            elif sh.segment and silent:
+                yield from self.broken(sh, f"wrote nothing for {self.stall_timeout_s:.0f} s (killed it)")
+        if silent:
+            self.last_heard = time.monotonic()
+
+    def finished(self) -> Finished:
+        """The shards' accounts merged, classes in their canonical order."""
+        counts: dict[str, int] = {}
+        for sh in self.shards:
+            _add_counts(counts, sh.counts)
+        ordered = {c: counts[c] for c in records.CLASS_NAMES if c in counts}
+        ordered.update({c: n for c, n in counts.items() if c not in ordered})
+        return Finished(
+            cases=sum(sh.cases for sh in self.shards),
+            counts=ordered,
+            reproducers=dict(self.best.best),
+            elapsed_s=time.monotonic() - self.started,
+            stderr=[t for sh in self.shards for t in sh.messages if t],
+            stopped=self.stopped,
+            deaths=[text for _, text in sorted(self.deaths)],
+        )
+
+    # ---- a segment gone wrong ----
+
+    def alone(self, sh: _Shard, case: records.Case, what: str, details: str) -> tuple[records.Result, str | None]:
         """The case in a fresh serve: its result, and how that executor died, if it did."""
         try:
-            with Server(argv, timeout_ms=timeout_ms, plugin=plugins[sh.index] if plugins else None,
-                        granule=plan.granule) as server:
+            with Server(self.argv, timeout_ms=self.timeout_ms, plugin=self.plugins[sh.index] if self.plugins else None,
+                        granule=self.plan.granule) as server:
                 return server.run(case), server.last_death
         except ExecutorError as e:
-            raise ExecutorError(f"{who(sh.index)} {what}; running case {spec_of(case)} alone failed too: {e}",
+            raise ExecutorError(f"{self.who(sh.index)} {what}; running case {self.spec_of(case)} alone failed too: {e}",
                                 "\n".join(t for t in (details, e.details) if t)) from e
 
-    def probe(shard: int, start: int, end: int) -> tuple[bool, int, list[int]]:
+    def probe(self, shard: int, start: int, end: int) -> tuple[bool, int, list[int]]:
         """Run the shard's cases with ids in [start, end) again: do they go wrong? With
         the cases begun and the class counts of that run."""
         pq: queue.Queue[tuple[_Segment, object]] = queue.Queue()
-        seg = segment(shard, start, end, pq)
+        seg = self.segment(shard, start, end, pq)
         failed = True
         heard = time.monotonic()
         try:
@@ -760,7 +852,7 @@ def sweep(
                 try:
                     _, item = pq.get(timeout=STOP_POLL_S)
                 except queue.Empty:
-                    if _stopped(seg.proc.pid) or time.monotonic() - heard >= stall_timeout_s:
+                    if _stopped(seg.proc.pid) or time.monotonic() - heard >= self.stall_timeout_s:
                         break
                     continue
                 heard = time.monotonic()
@@ -769,7 +861,7 @@ def sweep(
                         seg.proc.wait(timeout=30)
                     except subprocess.TimeoutExpired:
                         break
-                    failed = seg.proc.returncode != 0 or seg.verdict(stop_mask) is not None
+                    failed = seg.proc.returncode != 0 or seg.verdict(self.stop_mask) is not None
                     break
                 if seg.take(item):
                     break
@@ -777,37 +869,38 @@ def sweep(
             _, _, (begun, _, counts) = seg.end()
         return failed, begun, counts
 
-    def narrow(sh: _Shard, start: int, last: int, what: str, details: str) -> tuple[int, int, list[int]]:
+    def narrow(self, sh: _Shard, start: int, last: int, what: str, details: str) -> tuple[int, int, list[int]]:
         """The first case of the shard's ids [start, last] after which a run goes wrong
         (runs from start), with the cases begun and counts of that run. Runs of 1, 3, 7 ...
         cases first, then bisection in the last stretch: after a death the next suspect
         is often a few cases on, and a run costs its length (and an executor's start)."""
+        jobs = self.jobs
         first = start + (sh.index - start) % jobs
         lo, hi = 0, (last - first) // jobs
         run: tuple[int, list[int]] | None = None
         stretch = 1
         while lo < hi:
             at = min(lo + stretch - 1, hi - 1)
-            failed, begun, counts = probe(sh.index, start, first + at * jobs + 1)
+            failed, begun, counts = self.probe(sh.index, start, first + at * jobs + 1)
             if failed:
                 hi, run = at, (begun, counts)
                 break
             lo, stretch = at + 1, stretch * 2
         while lo < hi:
             mid = (lo + hi) // 2
-            failed, begun, counts = probe(sh.index, start, first + mid * jobs + 1)
+            failed, begun, counts = self.probe(sh.index, start, first + mid * jobs + 1)
             if failed:
                 hi, run = mid, (begun, counts)
             else:
                 lo = mid + 1
         if run is None:
-            failed, begun, counts = probe(sh.index, start, first + lo * jobs + 1)
+            failed, begun, counts = self.probe(sh.index, start, first + lo * jobs + 1)
             if not failed:
-                raise ExecutorError(f"{who(sh.index)} {what}, but its cases run again do not", details)
+                raise ExecutorError(f"{self.who(sh.index)} {what}, but its cases run again do not", details)
             run = (begun, counts)
         return first + lo * jobs, *run
 
-    def broken(sh: _Shard, problem: str | None, caught_in_the_act: bool = True) -> Iterator[NewReproducer]:
+    def broken(self, sh: _Shard, problem: str | None, caught_in_the_act: bool = True) -> Iterator[NewReproducer]:
         """The segment went wrong: find the case that did it, run it alone, and go on
         after it (a crash or hang finding), or give up (ExecutorError). Caught in the act
         (it died, stopped or went silent), the case it was running is the suspect; a bad
@@ -822,103 +915,76 @@ def sweep(
                            else describe_exit(returncode))
         details = "\n".join(t for t in sh.messages if t)
         if begun == 0:
-            raise ExecutorError(f"{who(sh.index)} {what} before its first case", details)
-        case = plan.case_at(current) if current % jobs == sh.index and current >= start else None
+            raise ExecutorError(f"{self.who(sh.index)} {what} before its first case", details)
+        case = self.plan.case_at(current) if current % self.jobs == sh.index and current >= start else None
         if case is None:
-            raise ExecutorError(f"{who(sh.index)} {what}; its control block names case {current}, "
+            raise ExecutorError(f"{self.who(sh.index)} {what}; its control block names case {current}, "
                                 "which is not one of its cases", details)
-        result, death = alone(sh, case, what, details) if caught_in_the_act else (records.Result(), None)
+        result, death = self.alone(sh, case, what, details) if caught_in_the_act else (records.Result(), None)
         if death is None:
-            culprit, begun, ctl_counts = narrow(sh, start, current, what, details)
-            case = plan.case_at(culprit)
+            culprit, begun, ctl_counts = self.narrow(sh, start, current, what, details)
+            case = self.plan.case_at(culprit)
             assert case is not None
-            result, death = alone(sh, case, what, details)
+            result, death = self.alone(sh, case, what, details)
             if death is None:
                 raise ExecutorError(
-                    f"{who(sh.index)} {what}; it goes wrong at case {spec_of(case)} after the cases "
+                    f"{self.who(sh.index)} {what}; it goes wrong at case {self.spec_of(case)} after the cases "
                     "before it, but that case alone is fine, so this is not a finding", details)
-        deaths.append((case.id, f"{spec_of(case)}: {death}"
-                       + ("" if what in death else f" (in the sweep: it {what})")))
+        self.deaths.append((case.id, f"{self.spec_of(case)}: {death}"
+                            + ("" if what in death else f" (in the sweep: it {what})")))
         sh.cases += begun
         _add_counts(sh.counts, _control_counts(ctl_counts))
         _add_counts(sh.counts, {c: 1 for c in result.class_list})
-        for cls in best.add(NewClassCase(case, result)):
+        for cls in self.best.add(NewClassCase(case, result)):
             yield NewReproducer(cls, case, result)
         sh.deaths += 1
         if sh.deaths >= MAX_DEATHS:
-            if "max-crashes" not in stopped:
-                stopped.append("max-crashes")
-        elif plan.count(sh.index, jobs, case.id + 1):
-            launch(sh, case.id + 1)
+            if "max-crashes" not in self.stopped:
+                self.stopped.append("max-crashes")
+        elif self.plan.count(sh.index, self.jobs, case.id + 1):
+            self.launch(sh, case.id + 1)
 
-    try:
-        for sh in shards:
-            if plan.count(sh.index, jobs):
-                launch(sh, 0)
-        last_heard = time.monotonic()
-        while any(sh.segment for sh in shards):
-            try:
-                seg, item = q.get(timeout=STOP_POLL_S)
-            except queue.Empty:
-                silent = time.monotonic() - last_heard >= stall_timeout_s
-                for sh in shards:
-                    if sh.segment and _stopped(sh.segment.proc.pid):
-                        yield from broken(sh, "was stopped (SIGSTOP or the like; killed it)")
-                    elif sh.segment and silent:
-                        yield from broken(sh, f"wrote nothing for {stall_timeout_s:.0f} s (killed it)")
-                if silent:
-                    last_heard = time.monotonic()
-                continue
-            last_heard = time.monotonic()
-            sh = shards[seg.shard]
-            if seg is not sh.segment:
-                continue  # from a segment already judged
-            if item is _EOF:
+    # ---- the whole ----
+
+    def run(self) -> Iterator[Progress | NewReproducer | Finished]:
+        """Progress and NewReproducer events as the shards go, then Finished; every
+        executor still running is killed at the end, however it comes."""
+        self.started = time.monotonic()
+        try:
+            for sh in self.shards:
+                if self.plan.count(sh.index, self.jobs):
+                    self.launch(sh, 0)
+            self.last_heard = time.monotonic()
+            while any(sh.segment for sh in self.shards):
                 try:
-                    seg.proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    yield from broken(sh, "closed its output but did not exit")
+                    seg, item = self.queue.get(timeout=STOP_POLL_S)
+                except queue.Empty:
+                    yield from self.watch()
                     continue
-                if seg.proc.returncode != 0:
-                    yield from broken(sh, None)
-                    continue
-                problem = seg.verdict(stop_mask)
-                if problem:
-                    # Exited 0 mid-stream is a death in the act; a wrong account is not.
-                    yield from broken(sh, problem, caught_in_the_act=seg.done is None)
-                    continue
-                assert seg.done is not None
-                _, text, _ = seg.end()
-                sh.messages.append(text)
-                sh.segment = None
-                sh.cases += seg.done
-                _add_counts(sh.counts, seg.counts)
-                if seg.why in STOP_REASONS and STOP_REASONS[seg.why] not in stopped:
-                    stopped.append(STOP_REASONS[seg.why])
-                continue
-            problem = seg.take(item)
-            if problem:
-                yield from broken(sh, problem, caught_in_the_act=False)
-            elif isinstance(item, NewClassCase):
-                for cls in best.add(item):
-                    yield NewReproducer(cls, item.case, item.result)
-            elif isinstance(item, records.Result) and item.type == records.RESULT_PROGRESS:
-                yield progress()
-        counts: dict[str, int] = {}
-        for sh in shards:
-            _add_counts(counts, sh.counts)
-        ordered = {c: counts[c] for c in records.CLASS_NAMES if c in counts}
-        ordered.update({c: n for c, n in counts.items() if c not in ordered})
-        yield Finished(
-            cases=sum(sh.cases for sh in shards),
-            counts=ordered,
-            reproducers=dict(best.best),
-            elapsed_s=time.monotonic() - started,
-            stderr=[t for sh in shards for t in sh.messages if t],
-            stopped=stopped,
-            deaths=[text for _, text in sorted(deaths)],
-        )
-    finally:
-        for sh in shards:
+                self.last_heard = time.monotonic()
+                yield from self.take(seg, item)
+            yield self.finished()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for sh in self.shards:
             if sh.segment:
                 sh.segment.end()
+
+
+def sweep(
+    argv: list[str],
+    plan: "SweepPlan",
+    *,
+    jobs: int = 1,
+    timeout_ms: int | None = None,
+    stop_mask: int = 0,
+    stall_timeout_s: float = STALL_TIMEOUT_S,
+    plugins: "list[PluginMemory] | None" = None,
+    label: str | None = None,
+    bare: bool = False,
+) -> Iterator[Progress | NewReproducer | Finished]:
+    """Sweep(...).run(); a generator, so nothing starts (not even the plan's count) before the first next()."""
+    yield from Sweep(argv, plan, jobs=jobs, timeout_ms=timeout_ms, stop_mask=stop_mask,
+                     stall_timeout_s=stall_timeout_s, plugins=plugins, label=label, bare=bare).run()
