@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import ROOT, run_cli
 from copyfuzz import fuzzinput, paths, plugin, records
-from copyfuzz.spec import parse_fields
+from copyfuzz.spec import format_spec, parse_fields
 
 pytestmark = pytest.mark.e2e
 
@@ -154,3 +154,31 @@ def test_cov_edges_are_branch_directions_and_fault_paths(tmp_path: Path) -> None
     assert full["coverage"]["branch_covered"] > cov["branch_covered"]
     assert full["coverage"]["fault_covered"] == full["entries_taken"] > 0
     assert "branch directions" in full["summary"]
+
+
+def test_cov_corpus_decodes_raw_inputs_with_the_campaigns_max_len(tmp_path: Path) -> None:
+    raw = fuzzinput.encode(parse_fields("riscv/copy_user", "copy", "n=1000,src_off=8,dst_off=0"))
+    as_run = fuzzinput.decode(ROOT, raw, "copy", 300, "riscv/copy_user")
+    assert as_run != fuzzinput.decode(ROOT, raw, "copy", fuzzinput.DEFAULT_MAX_LEN, "riscv/copy_user")
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "id:000000,orig:seed").write_bytes(raw)
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "spec" / "a.txt").write_text(f"{format_spec(as_run)}\n")
+    got = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(tmp_path / "raw"), "--max-len", "300",
+                             "--json").stdout)
+    want = json.loads(run_cli("cov", "riscv/copy_user", "--corpus", str(tmp_path / "spec"), "--json").stdout)
+    assert [r["count"] for r in got["listing"]] == [r["count"] for r in want["listing"]]
+
+
+@pytest.mark.parametrize("args,message", [
+    ((), "the executor rejected the case"),  # a granule case on a session of page cases
+    (("--granule", "16"), "need MTE (arm64)"),
+])
+def test_cov_corpus_refuses_what_it_cannot_run(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    (tmp_path / "a.txt").write_text("n=64,src_off=4064,src_fault=16,dst_off=0,granule=16\n")
+    for extra in ((), ("--json",)):
+        proc = run_cli("cov", "riscv/copy_user", "--corpus", str(tmp_path), *args, *extra)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        if extra:
+            assert message in json.loads(proc.stdout)["error"]

@@ -212,8 +212,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     src = cv.add_mutually_exclusive_group()
     src.add_argument("--sweep", action="store_true", help="run the exhaustive sweep (the default)")
     src.add_argument("--corpus", metavar="DIR", help="run the cases in DIR (case records or spec lines)")
-    cv.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=64, metavar="L",
-                    help="longest n of the sweep (default 64)")
+    cv.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
+                    help="longest n of the sweep (default 64); with --corpus, COPYFUZZ_MAX_LEN the raw "
+                         "inputs were fuzzed with (default 65536)")
+    _granule_option(cv, "arm64: faults at 16-byte MTE tag granules too: the sweep's, or with --corpus the "
+                        "cases of a `fuzz --granule 16` campaign, raw inputs decoded as it decoded them")
     cv.add_argument("--html", metavar="FILE", help="also write the listing as one HTML file")
     cv.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(cv)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import build, executor, files, fuzzinput, plan, plugin, records
+from . import build, executor, files, fuzzinput, plan, plugin, records, targets
 from .audit import Audit, audit_routine
 from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
@@ -30,29 +30,35 @@ from .session import Need, Session, plugin_memory, routine_argv
 from .spec import parse_spec_line
 from .ui import emit, escape, new_table, stdout_console
 
+SWEEP_MAX_LEN = 64  # cov's sweep, without --max-len
 
-def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN
-                 ) -> list[records.Case]:
-    """Every file under DIR: binary case records (64 bytes each), case specs (one per line), or
-    a fuzz engine's input (libFuzzer corpus, AFL++ queue), decoded as the driver decodes it."""
+
+def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN,
+                 granule: int = 0) -> list[tuple[str, records.Case]]:
+    """(where, case) of every file under DIR: binary case records (64 bytes each), case specs (one
+    per line), or a fuzz engine's input (libFuzzer corpus, AFL++ queue), decoded as the driver of a
+    campaign with this max_len and granule decodes it."""
     if not directory.is_dir():
         raise CopyfuzzError(f"--corpus {directory}: not a directory")
-    cases: list[records.Case] = []
+    cases: list[tuple[str, records.Case]] = []
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         data = files.read_bytes(path)
         if len(data) % records.CASE_SIZE == 0 and data[:4] == records.CASE_MAGIC.to_bytes(4, "little"):
             for off in range(0, len(data), records.CASE_SIZE):
-                cases.append(records.Case.unpack(data[off:off + records.CASE_SIZE]))
+                cases.append((f"{path} (record {off // records.CASE_SIZE})",
+                              records.Case.unpack(data[off:off + records.CASE_SIZE])))
             continue
         kind, lines = fuzzinput.read_case_file(path)
         if kind == "raw":
-            cases.append(fuzzinput.decode(root, data, routine.kind, max_len, routine.name).to_case(profile))
+            cases.append((str(path), fuzzinput.decode(root, data, routine.kind, max_len, routine.name,
+                                                      granule).to_case(profile)))
             continue
         for lineno, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
             line = line.strip()
             if line and not line.startswith("#") and not line.startswith(("classes=", "why=")):
                 try:
-                    cases.append(parse_spec_line(line.removeprefix("spec="), routine).to_case(profile))
+                    cases.append((f"{path}:{lineno}",
+                                  parse_spec_line(line.removeprefix("spec="), routine).to_case(profile)))
                 except CopyfuzzError as e:
                     raise CopyfuzzError(f"{path}:{lineno}: {e}") from e
     if not cases:
@@ -63,14 +69,20 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
 def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
             ) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
     # The plugin as fuzz runs it (the memory audit on; natively refused): cov reports its counts.
+    granule = args.granule or 0
     if args.corpus:
-        cases = corpus_cases(root, Path(args.corpus), routine, routine.profile)
-        with Session(root, routine, Need.MEMCHECK) as server:  # the plugin adds up over them all
-            server.run_many([dataclasses.replace(case, id=i) for i, case in enumerate(cases)])
+        cases = corpus_cases(root, Path(args.corpus), routine, routine.profile,
+                             fuzzinput.DEFAULT_MAX_LEN if args.max_len is None else args.max_len, granule)
+        with Session(root, routine, Need.MEMCHECK, granule=granule) as server:  # the plugin adds up over them all
+            results = server.run_many([dataclasses.replace(case, id=i) for i, (_, case) in enumerate(cases)])
+            # A case the executor refused ran nothing: counted as nothing, the coverage would be wrong.
+            for (where, _), result in zip(cases, results, strict=True):
+                server.accepted(result, f"{where}: ")
             assert server.plugin is not None
             return _counted(server.plugin, audit)
     with plugin_memory(root, routine, Need.MEMCHECK) as plugin:
-        sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen, args.max_len)
+        sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen,
+                                    SWEEP_MAX_LEN if args.max_len is None else args.max_len, granule=granule)
         for _ in executor.sweep(routine_argv(root, routine), sweep_plan, jobs=1, plugins=[plugin],
                                 label=routine.name):
             pass
@@ -153,6 +165,7 @@ def run_cov(root: Path, args: argparse.Namespace) -> int:
         if not args.routine:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
         routine = bundled_routines(root, [args.routine], args.xlen, args=args)[0]
+    targets.require_mte([(routine.name, routine.arch)], args.granule or 0)
     build.build_routines(root, [routine])
     build.build_host(root, ["plugin"])
     build.check_runner(routine.xlen, routine.arch)
