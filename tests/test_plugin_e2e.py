@@ -182,3 +182,15 @@ def test_cov_corpus_refuses_what_it_cannot_run(tmp_path: Path, args: tuple[str, 
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         if extra:
             assert message in json.loads(proc.stdout)["error"]
+
+
+def test_cov_corpus_reads_a_fuzz_findings_dir(tmp_path: Path) -> None:
+    # a driver's .finding file (its input= line too), as fuzz leaves them in its findings dir
+    (tmp_path / "crash-1.finding").write_text("spec=riscv/copy_user:n=64,src_off=4056,src_fault=40,dst_off=0\n"
+                                              "classes=wrong-data\nwhy=dst[3] differs\ninput=0500400000000000\n")
+    proc = run_cli("cov", "riscv/copy_user", "--corpus", str(tmp_path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["cases"] == 1
+    (tmp_path / "other.finding").write_text("spec=riscv/clear_user:n=4,dst_off=0\n")
+    proc = run_cli("cov", "riscv/copy_user", "--corpus", str(tmp_path))
+    assert proc.returncode == 2 and "other.finding" in proc.stderr and "riscv/clear_user" in proc.stderr, proc.stderr

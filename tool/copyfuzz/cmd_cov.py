@@ -27,7 +27,7 @@ from .plugin import PluginMemory
 from .routines import Routine
 from .selection import bundled_routines, file_routines, take_file_target
 from .session import Need, Session, plugin_memory, routine_argv
-from .spec import parse_spec_line
+from .spec import from_case, parse_fields
 from .ui import emit, escape, new_table, stdout_console
 
 SWEEP_MAX_LEN = 64  # cov's sweep, without --max-len
@@ -48,19 +48,22 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
                 cases.append((f"{path} (record {off // records.CASE_SIZE})",
                               records.Case.unpack(data[off:off + records.CASE_SIZE])))
             continue
-        kind, lines = fuzzinput.read_case_file(path)
+        kind, content = fuzzinput.read_case_file(path)  # regressions.py reads the spec formats
         if kind == "raw":
             cases.append((str(path), fuzzinput.decode(root, data, routine.kind, max_len, routine.name,
                                                       granule).to_case(profile)))
-            continue
-        for lineno, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-            line = line.strip()
-            if line and not line.startswith("#") and not line.startswith(("classes=", "why=")):
+        elif kind == "hypothesis":
+            assert isinstance(content, records.Case)
+            cases.append((str(path), from_case(routine.name, content).to_case(profile)))
+        else:
+            for i, (name, fields) in enumerate(content):
+                where = f"{path} (case {i + 1})"
                 try:
-                    cases.append((f"{path}:{lineno}",
-                                  parse_spec_line(line.removeprefix("spec="), routine).to_case(profile)))
+                    if name is not None and name != routine.name:
+                        raise CopyfuzzError(f"the spec is for {name}, not {routine.name}")
+                    cases.append((where, parse_fields(routine.name, routine.kind, fields).to_case(profile)))
                 except CopyfuzzError as e:
-                    raise CopyfuzzError(f"{path}:{lineno}: {e}") from e
+                    raise CopyfuzzError(f"{where}: {e}") from e
     if not cases:
         raise CopyfuzzError(f"--corpus {directory}: no cases found")
     return cases
