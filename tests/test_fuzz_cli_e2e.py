@@ -203,3 +203,13 @@ def test_a_one_second_campaign_runs_and_arm_at_its_own_width(tmp_path: Path, rou
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     rep = json.loads(proc.stdout)
     assert rep["rounds"] == 1 and rep["executions"] > 0, rep
+
+
+def test_repro_of_a_raw_input_decodes_it_with_the_campaigns_max_len(tmp_path: Path) -> None:
+    raw = fuzzinput.encode(Spec("riscv/copy_user", "copy", 1000, 8, None, 0, None))
+    as_run = fuzzinput.decode(ROOT, raw, "copy", 300, "riscv/copy_user")
+    assert as_run != fuzzinput.decode(ROOT, raw, "copy", fuzzinput.DEFAULT_MAX_LEN, "riscv/copy_user")
+    (tmp_path / "crash-x").write_bytes(raw)
+    proc = run_cli("repro", str(tmp_path / "crash-x"), "--routine", "riscv/copy_user", "--max-len", "300", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["spec"] == format_spec(as_run)

@@ -239,6 +239,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     rp.add_argument("--routine", metavar="NAME",
                     help="the routine a raw input FILE (libFuzzer artifact, AFL crash) is decoded for")
     _granule_option(rp, "a raw input FILE of a `fuzz --granule 16` campaign: decoded as it decoded it")
+    _raw_max_len_option(rp)
     _file_options(rp, required=False)
 
     fz = add_command("fuzz", help="coverage-guided fuzzing of one routine (native driver, libFuzzer)",
@@ -291,8 +292,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     help="the routine of raw inputs and of specs without one (a libFuzzer corpus)")
     rl.add_argument("--profile", choices=records.PROFILES,
                     help="contract to judge by (default: each routine's declared profile)")
-    rl.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
-                    help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
+    _raw_max_len_option(rl)
     _granule_option(rl, "raw inputs of a `fuzz --granule 16` campaign: decoded as it decoded them")
     rl.add_argument("--json", action="store_true", help="machine-readable output")
     _isa_options(rl)
@@ -406,6 +406,12 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     _granule_option(p, "arm64: fault boundaries at 16-byte MTE tag granules anywhere in a page (tagged "
                        "memory, synchronous tag-check faults) instead of at page boundaries")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _raw_max_len_option(p: argparse.ArgumentParser) -> None:
+    """How raw engine inputs are decoded: the max-len of the campaign that made them (replay, repro)."""
+    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
+                   help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
 
 
 def _granule_option(p: argparse.ArgumentParser, help_text: str) -> None:

@@ -389,7 +389,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     name, rest = spec_argument(args)
     routine = _routine(root, args, name)
     if isinstance(rest, bytes):
-        spec = fuzzinput.decode(root, rest, routine.kind, routine=routine.name, granule=args.granule or 0)
+        spec = fuzzinput.decode(root, rest, routine.kind, args.max_len, routine.name, args.granule or 0)
     else:
         try:
             spec = parse_fields(routine.name, routine.kind, rest)
