@@ -207,3 +207,25 @@ def test_a_hypothesis_failure_file_reads_back_as_a_whole_spec_file(tmp_path: Pat
     path.write_text(text.rstrip("\n").rpartition("\n")[0] + "\n")
     with pytest.raises(CopyfuzzError, match=r"hypothesis-wrong-data\.failure: damaged case file \(no case spec"):
         fuzzinput.read_case_file(path)
+
+
+def test_a_hypothesis_example_replays_with_every_field_it_prints(tmp_path: Path) -> None:
+    from copyfuzz import fuzzinput, records
+    memset, memmove = records.KINDS.index("memset"), records.KINDS.index("memmove")
+    out = (f"Falsifying example: test_memset(\n    case=Case(kind={memset}, profile=1, id=7, n=40, src_off=0,"
+           f" dst_off=4090, src_fault=18446744073709551615, dst_fault=6, fill=305419866, disp=0, seal=0,"
+           f" magic={records.CASE_MAGIC}, granule=16),\n)\n")
+    case = fuzzinput.hypothesis_case(out.encode())
+    assert case == records.Case(kind=memset, profile=1, id=1, n=40, src_off=0, dst_off=4090, dst_fault=6,
+                                fill=0x1234565A, granule=16)
+    (tmp_path / "out.txt").write_text(f"Falsifying example: t(case=Case(kind={memmove}, n=9, src_off=0, "
+                                      f"dst_off=0, disp=-3))\n")
+    assert fuzzinput.read_case_file(tmp_path / "out.txt") == ("hypothesis", records.Case(
+        kind=memmove, profile=0, id=1, n=9, src_off=0, dst_off=0, disp=-3))
+    for body, why in ((f"kind={memset}, n=4, src_off=0, dst_off=0, colour=3", "no field 'colour'"),
+                      (f"kind={memset}, n=4, src_off=0, dst_off=0, fill=x", "not an integer"),
+                      ("kind=99, n=4, src_off=0, dst_off=0", "kind"),
+                      (f"kind={memset}, n=4, src_off=0, dst_off=0, granule=8", "granule")):
+        (tmp_path / "bad.txt").write_text(f"Falsifying example: t(case=Case({body}))\n")
+        with pytest.raises(CopyfuzzError, match=rf"bad\.txt: .*{why}"):
+            fuzzinput.read_case_file(tmp_path / "bad.txt")

@@ -6,12 +6,15 @@ corpora; the tests hold the two to each other.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
+import struct
 from pathlib import Path
 from typing import Any
 
 from . import files, plan, records, regressions
+from .errors import CopyfuzzError
 from .spec import Spec, from_case
 
 PAGE = records.PAGE_SIZE
@@ -97,20 +100,40 @@ def encode(spec: Spec) -> bytes:
 _HYPOTHESIS_CASE = re.compile(r"Falsifying example:.*?\bCase\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
 
 
+# The wire's bookkeeping, not the case's: a replayed case gets its own.
+_WIRE_ONLY = ("id", "seal", "magic")
+
+
 def hypothesis_case(data: bytes) -> records.Case | None:
     """The case of a Hypothesis failure as Hypothesis prints it (`Falsifying example:
-    test(case=Case(kind=0, ..., n=5, ...))`, e.g. pytest's output saved to a file)."""
+    test(case=Case(kind=0, ..., n=5, ...))`, e.g. pytest's output saved to a file): every
+    field printed (records.Case's), None if there is no such example. A field that is not
+    Case's, a value that is not an integer, or a case the executor would refuse is a
+    CopyfuzzError: replaying another case than the one that failed would be a wrong verdict."""
     m = _HYPOTHESIS_CASE.search(data.decode("utf-8", "replace"))
     if not m:
         return None
-    fields = {k: int(v) for k, v in re.findall(r"\b(\w+)=(\d+)", m.group("body"))}
+    known = {f.name for f in dataclasses.fields(records.Case)}
+    fields: dict[str, int] = {}
+    for key, value in re.findall(r"\b(\w+)\s*=\s*([^,\s()]+)", m.group("body")):
+        if key not in known:
+            raise CopyfuzzError(f"Hypothesis's Case({key}={value}): Case has no field {key!r}")
+        try:
+            fields[key] = int(value, 0)
+        except ValueError:
+            raise CopyfuzzError(f"Hypothesis's Case({key}={value}): not an integer") from None
     need = ("kind", "n", "src_off", "dst_off")
     if not all(k in fields for k in need):
         return None
-    return records.Case(kind=fields["kind"], profile=fields.get("profile", 0), id=1, n=fields["n"],
-                        src_off=fields["src_off"], dst_off=fields["dst_off"],
-                        src_fault=fields.get("src_fault", records.NO_FAULT),
-                        dst_fault=fields.get("dst_fault", records.NO_FAULT))
+    case = records.Case(**{"profile": 0, **{k: v for k, v in fields.items() if k not in _WIRE_ONLY}, "id": 1})
+    try:
+        case.pack()
+    except struct.error:
+        raise CopyfuzzError(f"Hypothesis's {case}: a field is out of range") from None
+    error = records.case_check(case)
+    if error != records.CASE_OK:
+        raise CopyfuzzError(f"Hypothesis's {case}: {records.case_error_message(error)}")
+    return case
 
 
 def read_case_file(path: Path) -> tuple[str, Any]:
@@ -125,7 +148,10 @@ def read_case_file(path: Path) -> tuple[str, Any]:
         lines = None
     if lines is not None:
         return "spec", lines
-    case = hypothesis_case(data)
+    try:
+        case = hypothesis_case(data)
+    except CopyfuzzError as e:
+        raise CopyfuzzError(f"{path}: {e}") from None
     if case is not None:
         return "hypothesis", case
     return "raw", data
