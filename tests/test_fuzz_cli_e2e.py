@@ -213,3 +213,32 @@ def test_repro_of_a_raw_input_decodes_it_with_the_campaigns_max_len(tmp_path: Pa
     proc = run_cli("repro", str(tmp_path / "crash-x"), "--routine", "riscv/copy_user", "--max-len", "300", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["spec"] == format_spec(as_run)
+
+
+def _afl_output_dir(top: Path) -> Path:
+    """An AFL++ output dir as afl-fuzz leaves it: one queue entry, its bookkeeping around it."""
+    inst = top / "main-H"
+    for sub in ("queue", "crashes", "hangs", "queue/.state"):
+        (inst / sub).mkdir(parents=True)
+    (inst / "queue" / "id:000000,time:0,execs:0,orig:seed").write_bytes(
+        fuzzinput.encode(Spec("riscv/copy_user", "copy", 24, 3, None, 5, None)))
+    (inst / "crashes" / "README.txt").write_text("Command line used to find this crash:\n\n./driver @@\n")
+    (inst / "hangs" / "notes").write_bytes(b"\x01" * 14)  # not an id: entry of an instance's dir
+    for name in ("fuzzer_stats", "fuzzer_setup", "plot_data", "cmdline", "target_hash", "is_main_node"):
+        (inst / name).write_text("execs_done : 1\n")
+    (inst / "fuzz_bitmap").write_bytes(bytes(64))
+    (inst / ".cur_input").write_bytes(bytes(14))
+    (top / "afl-handled").write_text("0123abcd\n")
+    (top / "main-H.lock").write_text("")
+    return top
+
+
+def test_replay_and_cov_skip_afls_bookkeeping(tmp_path: Path) -> None:
+    top = _afl_output_dir(tmp_path / "afl")
+    assert [p.name for p in fuzzinput.case_files(top)] == ["id:000000,time:0,execs:0,orig:seed"]
+    proc = run_cli("replay", str(top), "--routine", "riscv/copy_user", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [r["cases"] for r in json.loads(proc.stdout)] == [1]
+    proc = run_cli("cov", "riscv/copy_user", "--corpus", str(top), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["cases"] == 1

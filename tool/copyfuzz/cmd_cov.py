@@ -41,7 +41,7 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
     if not directory.is_dir():
         raise CopyfuzzError(f"--corpus {directory}: not a directory")
     cases: list[tuple[str, records.Case]] = []
-    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+    for path in fuzzinput.case_files(directory):
         data = files.read_bytes(path)
         if len(data) % records.CASE_SIZE == 0 and data[:4] == records.CASE_MAGIC.to_bytes(4, "little"):
             for off in range(0, len(data), records.CASE_SIZE):

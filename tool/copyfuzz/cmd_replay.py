@@ -57,13 +57,6 @@ class Replayed:
         return out
 
 
-def _files(directory: Path) -> list[Path]:
-    """Every file under the directory, leaving out hidden ones (.logs/, .tmp) and logs."""
-    return sorted(p for p in directory.rglob("*") if p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(directory).parts)
-                  and p.suffix not in (".log", ".tmp"))
-
-
 def _resolve(root: Path, name: str, cache: dict[str, Routine], args: argparse.Namespace, options: str = "",
              where: str = "") -> str:
     """The routine a spec names, built (and run, with its ISA) as its file's `# options:`
@@ -102,7 +95,7 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
             by_routine.setdefault(key, []).append(spec)
 
     raw_without_routine: list[Path] = []
-    for path in _files(args.dir):
+    for path in fuzzinput.case_files(args.dir):
         kind, content = fuzzinput.read_case_file(path)
         if kind == "spec":
             options = regressions.header(path).get("options", "")

@@ -97,6 +97,30 @@ def encode(spec: Spec) -> bytes:
 # ---- files holding cases: spec files (regressions.py's) or raw engine inputs ----
 
 
+# AFL++'s bookkeeping in an output dir (and copyfuzz's beside it): never engine inputs.
+# Its inputs are queue/, crashes/ and hangs/ entries named id:...
+AFL_FILES = frozenset({"fuzzer_stats", "fuzzer_setup", "plot_data", "cmdline", "fuzz_bitmap", "target_hash",
+                       "is_main_node", "fastresume.bin", "README.txt", "afl-handled"})
+AFL_INPUT_DIRS = ("queue", "crashes", "hangs")
+
+
+def _afl_bookkeeping(path: Path) -> bool:
+    if path.name in AFL_FILES or path.suffix == ".lock":
+        return True
+    instance = path.parent.parent  # an AFL++ instance's queue/, crashes/, hangs/ hold id:... entries only
+    return (path.parent.name in AFL_INPUT_DIRS and not path.name.startswith("id:")
+            and any((instance / name).is_file() for name in ("fuzzer_stats", "fuzzer_setup", "cmdline")))
+
+
+def case_files(directory: Path) -> list[Path]:
+    """The files under directory that may hold cases (replay DIR, cov --corpus DIR), in name
+    order: not hidden ones (.logs/, .cur_input, .synced/), logs and temporaries, nor AFL++'s
+    bookkeeping (fuzzer_stats, crashes/README.txt, ...), which would decode as raw cases."""
+    return sorted(p for p in directory.rglob("*") if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(directory).parts)
+                  and p.suffix not in (".log", ".tmp") and not _afl_bookkeeping(p))
+
+
 _HYPOTHESIS_CASE = re.compile(r"Falsifying example:.*?\bCase\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
 
 
