@@ -121,3 +121,15 @@ def test_the_driver_refuses_a_granule_it_cannot_make(tmp_path: Path, value: str)
     proc = subprocess.run([str(LIBFUZZER), str(tmp_path / "in")], env=env, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and f"COPYFUZZ_GRANULE={value}: expected 0 or 16" in proc.stderr, proc.stderr
+
+
+def test_cov_corpus_runs_a_granule_campaigns_cases_with_granule_16(tmp_path: Path) -> None:
+    spec = Spec("arm64/copy_from_user", "copy_from_user", 64, 4064, 16, 0, None, granule=records.GRANULE_MTE)
+    (tmp_path / "a.txt").write_text(f"{format_spec(spec)}\n")
+    (tmp_path / "id:000000").write_bytes(fuzzinput.encode(spec))  # a raw input of the campaign
+    proc = run_cli("cov", "arm64/copy_from_user", "--corpus", str(tmp_path), "--granule", "16", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    assert rep["cases"] == 2 and rep["entries_taken"] > 0
+    proc = run_cli("cov", "arm64/copy_from_user", "--corpus", str(tmp_path))  # a session of page cases
+    assert proc.returncode == 2 and "a.txt (case 1): the executor rejected the case" in proc.stderr, proc.stderr
