@@ -31,7 +31,7 @@ def test_the_callers_make_state_does_not_reach_the_tools_builds(monkeypatch: pyt
     were the source."""
     for name in build.MAKE_STATE:
         monkeypatch.setenv(name, "n")
-    monkeypatch.setenv("COPYFUZZ_PROBE", "kept")
+    monkeypatch.setenv("KEPT_BY_THE_BUILD", "kept")
     shown = build._run(ROOT, ["sh", "-c", "env"], "env")
-    assert "COPYFUZZ_PROBE=kept" in shown
+    assert "KEPT_BY_THE_BUILD=kept" in shown
     assert not [line for line in shown.splitlines() if line.partition("=")[0] in build.MAKE_STATE]

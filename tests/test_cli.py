@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -154,15 +155,24 @@ def test_without_json_bad_input_prints_nothing_on_stdout() -> None:
     assert proc.stdout == ""
 
 
-def test_missing_cross_compiler_names_make_deps() -> None:
+def test_a_missing_cross_compiler_names_make_deps(tmp_path: Path) -> None:
+    """The default toolchain not installed (not on PATH): a package to install."""
+    (tmp_path / "make").symlink_to(shutil.which("make") or "/usr/bin/make")
+    proc = run_cli("sweep", "--max-len", "1", env={"PATH": str(tmp_path)})
+    _assert_clean_failure(proc, "-linux-gnu", "-gcc' not found: run 'make deps' to install it")
+
+
+def test_a_cross_compiler_the_user_named_is_theirs_to_fix() -> None:
     proc = run_cli("sweep", "--max-len", "1", env={"CROSS_COMPILE": "no-such-cross-"})
-    _assert_clean_failure(proc, "no-such-cross-gcc", "make deps")
+    _assert_clean_failure(proc, "no-such-cross-gcc", "(from CROSS_COMPILE='no-such-cross-'): set CROSS_COMPILE")
+    assert "make deps" not in proc.stderr
 
 
-def test_missing_qemu_names_make_deps(fake_tree: tuple[Path, dict[str, str]]) -> None:
+def test_a_qemu_the_user_named_is_theirs_to_fix(fake_tree: tuple[Path, dict[str, str]]) -> None:
     _, env = fake_tree
     proc = run_cli("repro", "riscv/buggy:n=3", env={**env, "QEMU": "no-such-qemu-riscv64"})
-    _assert_clean_failure(proc, "no-such-qemu-riscv64", "make deps")
+    _assert_clean_failure(proc, "no-such-qemu-riscv64", "(from QEMU='no-such-qemu-riscv64'): set QEMU")
+    assert "make deps" not in proc.stderr
 
 
 def test_bad_metadata_is_named(fake_tree: tuple[Path, dict[str, str]]) -> None:
