@@ -377,3 +377,9 @@ def test_an_unbalanced_quote_in_qemu_is_one_json_error() -> None:
     proc = run_cli("repro", "riscv/copy_user:n=5", "--json", env={"QEMU": 'qemu-riscv64 -cpu "x'})
     _assert_clean_failure(proc, 'QEMU=qemu-riscv64 -cpu "x: unbalanced quote')
     assert json.loads(proc.stdout)["error"] == 'QEMU=qemu-riscv64 -cpu "x: unbalanced quote'
+
+
+@pytest.mark.parametrize("given, why", [("/", "not a regular file"), ("/no/such/file", "no such file")])
+def test_repro_routine_says_what_is_wrong_with_the_file(given: str, why: str) -> None:
+    proc = run_cli("repro", given, "--routine", "riscv/copy_user")
+    _assert_clean_failure(proc, f"{given}: {why} (--routine is for a FILE argument")

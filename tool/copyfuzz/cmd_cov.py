@@ -33,6 +33,12 @@ from .ui import emit, escape, new_table, stdout_console
 SWEEP_MAX_LEN = 64  # cov's sweep, without --max-len
 
 
+def _cases(count: object) -> str:
+    """'1 case', '12,345 cases'."""
+    n = int(count)  # type: ignore[call-overload]
+    return f"{n:,} case{'' if n == 1 else 's'}"
+
+
 def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, max_len: int = fuzzinput.DEFAULT_MAX_LEN,
                  granule: int = 0) -> list[tuple[str, records.Case]]:
     """(where, case) of every file under DIR: binary case records (64 bytes each), case specs (one
@@ -133,7 +139,7 @@ def print_report(rep: dict[str, Any]) -> None:
         branch = "" if branch is None else (f"[bold red]{branch or 'never'}[/]" if branch != "both" else "both ways")
         table.add_row(f"{r['address']:#x}", escape(str(r["where"])), count, escape(str(r["insn"])), branch, entry)
     emit(console, table)
-    emit(console, f"[bold]{rep['routine']}[/]: {rep['cases']:,} cases; {rep['summary']}")
+    emit(console, f"[bold]{rep['routine']}[/]: {_cases(rep['cases'])}; {rep['summary']}")
 
 
 def write_html(rep: dict[str, Any], path: Path) -> None:
@@ -142,7 +148,7 @@ def write_html(rep: dict[str, Any], path: Path) -> None:
     out = ["<!doctype html><meta charset=utf-8><title>copyfuzz cov: " + html.escape(str(rep["routine"])) + "</title>",
            "<style>body{font:13px monospace;margin:2em}td,th{padding:1px 8px;text-align:left}"
            "tr.never td{background:#fdd}td.n{text-align:right}td.e{color:#555}</style>",
-           f"<h1>{html.escape(str(rep['routine']))}</h1><p>{rep['cases']:,} cases; {html.escape(str(rep['summary']))}."
+           f"<h1>{html.escape(str(rep['routine']))}</h1><p>{_cases(rep['cases'])}; {html.escape(str(rep['summary']))}."
            " Red: never executed.</p>",
            "<table><tr><th>address<th>where<th>count<th>instruction<th>branch<th>exception table</tr>"]
     for r in rows:

@@ -353,7 +353,9 @@ def spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
     path = Path(args.spec)
     if not path.is_file():
         if getattr(args, "routine", None):
-            raise CopyfuzzError("--routine is for a FILE argument (a spec file or a raw fuzzer input)")
+            why = "no such file" if not path.exists() else "not a regular file"
+            raise CopyfuzzError(f"{args.spec}: {why} (--routine is for a FILE argument: a spec file or a raw "
+                                "fuzzer input)")
         return split_routine(args.spec)
     kind, content = fuzzinput.read_case_file(path)
     if kind == "spec":
