@@ -383,3 +383,12 @@ def test_an_unbalanced_quote_in_qemu_is_one_json_error() -> None:
 def test_repro_routine_says_what_is_wrong_with_the_file(given: str, why: str) -> None:
     proc = run_cli("repro", given, "--routine", "riscv/copy_user")
     _assert_clean_failure(proc, f"{given}: {why} (--routine is for a FILE argument")
+
+
+@pytest.mark.parametrize("line, extra", [("riscv/copy_user:n=5,src_off=0,dst_off=0", ["--granule", "16"]),
+                                         ("riscv/copy_user:n=5,src_off=0,dst_off=0,granule=16", [])])
+def test_replay_of_granule_cases_on_a_routine_without_mte_is_one_line(tmp_path: Path, line: str,
+                                                                      extra: list[str]) -> None:
+    (tmp_path / "a.spec").write_text(line + "\n")
+    proc = run_cli("replay", str(tmp_path), *extra)
+    _assert_clean_failure(proc, "need MTE (arm64); riscv/copy_user cannot have them")

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, fuzzinput, known, regressions
+from . import build, fuzzinput, known, regressions, targets
 from .elfinfo import routine_symbolizer
 from .errors import CopyfuzzError
 from .routines import Routine, discover, find
@@ -133,6 +133,11 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
         raise CopyfuzzError(f"no cases under {args.dir} (spec files or raw fuzzer inputs)")
     cache: dict[str, Routine] = args._routines
     routines = [cache[key] for key in by_routine]
+    # --granule, or a spec's granule=16: only a routine that can tag memory runs it (one
+    # line, as repro and sweep say it), not the executor's refusal mid-replay
+    for key, routine in zip(by_routine, routines, strict=True):
+        granule = max([args.granule or 0, *(s.granule for s in by_routine[key])])
+        targets.require_mte([(routine.name, routine.arch)], granule)
     build.build_host(root, ["plugin"])
     build.build_routines(root, routines)
     build.check_runners(routines)
