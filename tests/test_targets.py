@@ -414,3 +414,13 @@ def test_on_matching_hardware_a_named_emulator_is_used(monkeypatch: pytest.Monke
     assert not targets.RISCV.native(64)
     monkeypatch.setenv("QEMU", " ")  # blank: no emulator named
     assert targets.RISCV.native(64)
+
+
+def test_the_makefiles_cross_compile_variables_are_the_registrys() -> None:
+    """for_each_target gives each architecture its own CROSS_COMPILE variable (cross_var);
+    the tool reads the same ones (Arch.cross): CROSS_COMPILE plus the row's env_suffix."""
+    rule = "print-cross-var: ; @echo $(foreach a,$(ARCHES),$(a)=$(call cross_var,$(a)))"
+    out = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), "--eval", rule, "print-cross-var"],
+                         env={"PATH": os.environ["PATH"]}, capture_output=True, text=True, check=True).stdout
+    assert dict(w.split("=") for w in out.split()) == {
+        a.name: f"CROSS_COMPILE{a.env_suffix}" for a in targets.ARCHES.values()}
