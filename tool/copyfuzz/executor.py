@@ -32,7 +32,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterator
 
 from . import procs, records
 from .errors import CopyfuzzError
@@ -973,18 +973,7 @@ class Sweep:
                 sh.segment.end()
 
 
-def sweep(
-    argv: list[str],
-    plan: "SweepPlan",
-    *,
-    jobs: int = 1,
-    timeout_ms: int | None = None,
-    stop_mask: int = 0,
-    stall_timeout_s: float = STALL_TIMEOUT_S,
-    plugins: "list[PluginMemory] | None" = None,
-    label: str | None = None,
-    bare: bool = False,
-) -> Iterator[Progress | NewReproducer | Finished]:
-    """Sweep(...).run(); a generator, so nothing starts (not even the plan's count) before the first next()."""
-    yield from Sweep(argv, plan, jobs=jobs, timeout_ms=timeout_ms, stop_mask=stop_mask,
-                     stall_timeout_s=stall_timeout_s, plugins=plugins, label=label, bare=bare).run()
+def sweep(argv: list[str], plan: "SweepPlan", **options: Any) -> Iterator[Progress | NewReproducer | Finished]:
+    """Sweep(argv, plan, **options).run() (the options are Sweep's); a generator, so nothing
+    starts (not even the plan's count) before the first next()."""
+    yield from Sweep(argv, plan, **options).run()
