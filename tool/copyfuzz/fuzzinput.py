@@ -99,8 +99,9 @@ def encode(spec: Spec) -> bytes:
 
 # AFL++'s bookkeeping in an output dir (and copyfuzz's beside it): never engine inputs.
 # Its inputs are queue/, crashes/ and hangs/ entries named id:...
+AFL_HANDLED = "afl-handled"  # copyfuzz's digests of AFL++ crashes already triaged (engines/afl.py)
 AFL_FILES = frozenset({"fuzzer_stats", "fuzzer_setup", "plot_data", "cmdline", "fuzz_bitmap", "target_hash",
-                       "is_main_node", "fastresume.bin", "README.txt", "afl-handled"})
+                       "is_main_node", "fastresume.bin", "README.txt", AFL_HANDLED})
 AFL_INPUT_DIRS = ("queue", "crashes", "hangs")
 
 

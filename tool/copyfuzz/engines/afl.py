@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import atomic, corpus, envs, paths
+from .. import atomic, corpus, envs, fuzzinput, paths
 from .. import procs as proclib
 from ..campaign import Campaign, clear_status, status_line
 from ..errors import CopyfuzzError
@@ -40,7 +40,7 @@ BOUND = b"try binding to #"
 # case that is merely slow on a loaded machine.
 TIMEOUT_MS = 10000
 STOP_GRACE_S = 2.0  # after SIGINT at the deadline
-HANDLED = "afl-handled"  # digests of crashes already triaged (a resumed campaign skips them)
+HANDLED = fuzzinput.AFL_HANDLED  # digests of crashes already triaged (a resumed campaign skips them)
 LOCKS = ".afl-locks"
 
 
