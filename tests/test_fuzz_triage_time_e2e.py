@@ -65,9 +65,15 @@ def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engi
     time_s = AFL_TIME_S if engine == "afl" else TIME_S
     if engine == "afl":
         faulting_seeds(tmp_path / "corpus")
-    proc = run_cli("fuzz", MANY, "--engine", engine, "--time", str(time_s), "--triage-time", str(TRIAGE_S),
-                   "--seed", "1", "--json", "--corpus", str(tmp_path / "corpus"), "--findings",
-                   str(tmp_path / "findings"), "--regressions", str(tmp_path / "regressions"), timeout=300)
+    for attempt in range(2):
+        findings = tmp_path / f"findings-{attempt}"
+        proc = run_cli("fuzz", MANY, "--engine", engine, "--time", str(time_s), "--triage-time", str(TRIAGE_S),
+                       "--seed", "1", "--json", "--corpus", str(tmp_path / "corpus"), "--findings", str(findings),
+                       "--regressions", str(tmp_path / "regressions"), timeout=300)
+        # A machine so loaded that afl-fuzz ran not one seed in its 6 s (CI saw it once) is
+        # refused with "no verdict" (exit 2), rightly: that run tests nothing here. Once more.
+        if not (proc.returncode == 2 and "ran no input" in proc.stdout):
+            break
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     rep = json.loads(proc.stdout)
     assert rep["triage_time_s"] == TRIAGE_S
@@ -78,7 +84,7 @@ def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engi
     late = [Path(p) for p in rep["not_triaged_in_time"]]
     assert late, "every finding was shrunk within 1 s: the fixture no longer tests the deadline"
     for path in late:
-        assert path.parent == tmp_path / "findings" / "untriaged" and path.is_file()
+        assert path.parent == findings / "untriaged" and path.is_file()
         head = regressions.header(path)
         assert "triage time" in head["untriaged"] and head["found-by"] == engine
         assert "class" not in head and "fault-pc" not in head  # not re-run: nothing claimed
@@ -87,7 +93,7 @@ def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engi
     untriaged = {line for p in late for line in p.read_text().splitlines() if not line.startswith("#")}
     assert not triaged & untriaged, triaged & untriaged
     # Saved for replay: every one of them still fails alone.
-    rp = run_cli("replay", str(tmp_path / "findings" / "untriaged"), "--json", timeout=300)
+    rp = run_cli("replay", str(findings / "untriaged"), "--json", timeout=300)
     assert rp.returncode == 1, rp.stdout + rp.stderr[-2000:]
     replayed = json.loads(rp.stdout)
     assert sum(e["cases"] for e in replayed) >= len(late)

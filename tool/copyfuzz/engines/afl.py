@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,6 +44,8 @@ LOCKS = ".afl-locks"
 
 
 def afl_env(env: dict[str, str]) -> dict[str, str]:
+    """AFL_SKIP_CRASHES lets a crashing seed through the dry run (AFL++ 4.04c, Debian 12's);
+    AFL_IGNORE_SEED_PROBLEMS is its newer name (4.04c warns that it does not know it)."""
     return {**env, "AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
             "AFL_SKIP_CRASHES": "1", "AFL_IGNORE_SEED_PROBLEMS": "1"}
 
@@ -94,14 +95,17 @@ def _bound(proc: subprocess.Popen[bytes], log: Path, wait_s: float = 5.0) -> boo
     return True
 
 
-def _seeds(c: Campaign, scratch: Path) -> Path:
+def _seeds(c: Campaign) -> Path:
     """The corpus if it has inputs, else one small seed file, twice: on a routine where it
     is a finding, the first copy's dry run claims it (afl-fuzz skips a crashing seed), and
     the second, a repeat, passes, so afl-fuzz has the valid seed it needs to start."""
     if c.corpus_size:
         return c.corpus.resolve()
-    seeds = scratch / "seeds"
-    seeds.mkdir()
+    assert c.run is not None
+    # In the run's own directory, not /tmp: a run killed with SIGKILL leaves it to the
+    # next run's reclaim of dead runs (campaign.dead_runs) instead of to nobody.
+    seeds = c.run.path / "seeds"
+    seeds.mkdir(exist_ok=True)
     for name in ("seed", "seed-again"):
         (seeds / name).write_bytes(b"\x00" * 10)
     return seeds
@@ -163,68 +167,67 @@ def session(c: Campaign, env: dict[str, str], out: Path, claimed: list[tuple[str
     before = {name: _execs(out / name / "fuzzer_stats") for name in names}  # a resume counts on
     logs = c.findings_dir / ".logs"
     logs.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="copyfuzz-afl-") as scratch:
-        seeds = _seeds(c, Path(scratch))
-        try:
-            resume = {name: (out / name / "queue").is_dir() for name in names}
+    seeds = _seeds(c)
+    try:
+        resume = {name: (out / name / "queue").is_dir() for name in names}
 
-            def launch(i: int, name: str, flags: list[str], bind: bool) -> tuple[str, subprocess.Popen[bytes], Path]:
-                argv = ["afl-fuzz", "-i", "-" if resume[name] else str(seeds), "-o", str(out), "-V",
-                        str(max(1, int(deadline - time.monotonic()))), "-s", str((c.seed + c.rounds + i) % 2**31),
-                        "-t", str(TIMEOUT_MS), *flags, "--", str(paths.afl_target(c.root))]
-                assert c.run is not None
-                log = logs / f"afl-{name}.log"  # kept after the run; the instance name is this run's
-                # afl-fuzz binds itself (and so the driver and its executor) to a free core:
-                # twice the exec/s of floating (docs/perf.md). Without a free core it aborts.
-                penv = fenv if bind else {**fenv, "AFL_NO_AFFINITY": "1"}
-                with open(log, "wb") as f:
-                    return name, proclib.popen(argv, cwd=c.run.logs, env=penv, stdin=subprocess.DEVNULL,
-                                               stdout=f, stderr=subprocess.STDOUT), log
+        def launch(i: int, name: str, flags: list[str], bind: bool) -> tuple[str, subprocess.Popen[bytes], Path]:
+            argv = ["afl-fuzz", "-i", "-" if resume[name] else str(seeds), "-o", str(out), "-V",
+                    str(max(1, int(deadline - time.monotonic()))), "-s", str((c.seed + c.rounds + i) % 2**31),
+                    "-t", str(TIMEOUT_MS), *flags, "--", str(paths.afl_target(c.root))]
+            assert c.run is not None
+            log = logs / f"afl-{name}.log"  # kept after the run; the instance name is this run's
+            # afl-fuzz binds itself (and so the driver and its executor) to a free core:
+            # twice the exec/s of floating (docs/perf.md). Without a free core it aborts.
+            penv = fenv if bind else {**fenv, "AFL_NO_AFFINITY": "1"}
+            with open(log, "wb") as f:
+                return name, proclib.popen(argv, cwd=c.run.logs, env=penv, stdin=subprocess.DEVNULL,
+                                           stdout=f, stderr=subprocess.STDOUT), log
 
-            # COPYFUZZ_PIN=0 (a machine you share) leaves placement to the scheduler here too.
-            pin = envs.value("COPYFUZZ_PIN", env) != "0"
-            for i, (name, flags, _) in enumerate(claimed):  # one at a time: each sees the cores the others took
-                entry = launch(i, name, flags, bind=pin)
-                if pin and not _bound(*entry[1:]):
-                    print(f"copyfuzz: no free CPU core for afl-fuzz ({name}): it runs unbound (slower)",
-                          file=sys.stderr)
-                    if not resume[name]:  # what the aborted start made is not a session to resume
-                        shutil.rmtree(out / name, ignore_errors=True)
-                    entry = launch(i, name, flags, bind=False)
-                procs.append(entry)
-            started = time.monotonic()
-            last = (started, 0)  # the drivers' snapshots count cases live; fuzzer_stats lags
-            # -V counts from the end of afl-fuzz's calibration: the tool stops it at the
-            # deadline (SIGINT, below), which is the campaign's promise.
-            while any(p.poll() is None for _, p, _ in procs) and time.monotonic() < deadline:
-                time.sleep(max(0.05, min(1.0, deadline - time.monotonic())))
-                if c.until and _new_crashes(c, out, names):
-                    break
-                if show:
-                    stats = [_stats(out / name / "fuzzer_stats") for name in names]
-                    queue = sum(int(st.get("corpus_count", 0)) for st in stats)
-                    crashes = sum(int(st.get("saved_crashes", 0)) for st in stats)
-                    cov = c.read_coverage()
-                    execs, now = (cov.cases if cov else 0), time.monotonic()
-                    rate = (execs - last[1]) / max(1e-9, now - last[0])
-                    last = (now, execs)
-                    status_line(c, started, total_s, execs, rate, f"queue {queue}  crashes {crashes}")
+        # COPYFUZZ_PIN=0 (a machine you share) leaves placement to the scheduler here too.
+        pin = envs.value("COPYFUZZ_PIN", env) != "0"
+        for i, (name, flags, _) in enumerate(claimed):  # one at a time: each sees the cores the others took
+            entry = launch(i, name, flags, bind=pin)
+            if pin and not _bound(*entry[1:]):
+                print(f"copyfuzz: no free CPU core for afl-fuzz ({name}): it runs unbound (slower)",
+                      file=sys.stderr)
+                if not resume[name]:  # what the aborted start made is not a session to resume
+                    shutil.rmtree(out / name, ignore_errors=True)
+                entry = launch(i, name, flags, bind=False)
+            procs.append(entry)
+        started = time.monotonic()
+        last = (started, 0)  # the drivers' snapshots count cases live; fuzzer_stats lags
+        # -V counts from the end of afl-fuzz's calibration: the tool stops it at the
+        # deadline (SIGINT, below), which is the campaign's promise.
+        while any(p.poll() is None for _, p, _ in procs) and time.monotonic() < deadline:
+            time.sleep(max(0.05, min(1.0, deadline - time.monotonic())))
+            if c.until and _new_crashes(c, out, names):
+                break
             if show:
-                clear_status()
-        finally:
-            for name, proc, _ in procs:
-                if proc.poll() is None:
-                    stopped.add(name)
-                    proc.send_signal(signal.SIGINT)  # afl-fuzz saves its state and exits
-            # The time is a promise: one that has not ended by STOP_GRACE_S (still in its
-            # dry run on a busy machine) is killed; its queue is on disk as it goes.
-            until = time.monotonic() + STOP_GRACE_S
-            for _, proc, _ in procs:
-                try:
-                    proc.wait(timeout=max(0.0, until - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    proclib.kill_group(proc)
-            c.engines_stopped()
+                stats = [_stats(out / name / "fuzzer_stats") for name in names]
+                queue = sum(int(st.get("corpus_count", 0)) for st in stats)
+                crashes = sum(int(st.get("saved_crashes", 0)) for st in stats)
+                cov = c.read_coverage()
+                execs, now = (cov.cases if cov else 0), time.monotonic()
+                rate = (execs - last[1]) / max(1e-9, now - last[0])
+                last = (now, execs)
+                status_line(c, started, total_s, execs, rate, f"queue {queue}  crashes {crashes}")
+        if show:
+            clear_status()
+    finally:
+        for name, proc, _ in procs:
+            if proc.poll() is None:
+                stopped.add(name)
+                proc.send_signal(signal.SIGINT)  # afl-fuzz saves its state and exits
+        # The time is a promise: one that has not ended by STOP_GRACE_S (still in its
+        # dry run on a busy machine) is killed; its queue is on disk as it goes.
+        until = time.monotonic() + STOP_GRACE_S
+        for _, proc, _ in procs:
+            try:
+                proc.wait(timeout=max(0.0, until - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proclib.kill_group(proc)
+        c.engines_stopped()
     c.rounds += 1
     for name, proc, log in procs:
         stats_file = out / name / "fuzzer_stats"
