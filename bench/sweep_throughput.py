@@ -13,6 +13,15 @@ Prints medians and ratios.
 
     bench/sweep_throughput.py [--routine riscv/copy_user [--routine arm64/copy_from_user]]
                               [--max-len 256] [--runs 3] [--modes checked,bare,memcheck,reach,granule]
+
+With --against TREE it compares this tree's executor with TREE's (another checkout, built
+with `make all`), in checked mode, through this tree's tool: --pairs short sweeps of each,
+back to back, the order swapped every pair, each pair's ratio taken from the executors'
+own CPU time (user + system, qemu included). A pair's two runs are seconds apart, so the
+load that drifts over minutes on a shared machine hits both alike; the median of the
+pairs' ratios is the figure (docs/perf.md).
+
+    bench/sweep_throughput.py --against ../before [--max-len 32] [--pairs 30]
 """
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import sys
@@ -52,6 +62,42 @@ def run_once(argv: list[str], sweep_plan: plan.SweepPlan, r: routines.Routine, m
     return finished.cases, dt
 
 
+def child_cpu_s() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def against(tree: Path, r: routines.Routine, sweep_plan: plan.SweepPlan, pin: list[str], pairs: int,
+            as_json: bool) -> None:
+    """This tree's executor (A) against TREE's (B): paired runs, ratios of CPU time."""
+    other = tree.resolve() / r.elf
+    if not other.is_file():
+        sys.exit(f"{other}: not built (run `make all` in {tree})")
+    argv = {"A": [*pin, *routine_argv(ROOT, r)]}
+    argv["B"] = [*argv["A"][:-1], str(other)]  # the same QEMU and -cpu, the other ELF
+    cpu: dict[str, list[float]] = {"A": [], "B": []}
+    ratios = []
+    n = 0
+    for i in range(pairs):
+        pair: dict[str, float] = {}
+        for side in ("A", "B") if i % 2 == 0 else ("B", "A"):
+            before = child_cpu_s()
+            n, _ = run_once(argv[side], sweep_plan, r, "checked")
+            pair[side] = child_cpu_s() - before
+            cpu[side].append(pair[side])
+        ratios.append(pair["B"] / pair["A"])  # > 1: B takes longer
+        print(f"pair {i + 1}: A {n / pair['A']:9.0f}  B {n / pair['B']:9.0f} cases per CPU s  "
+              f"B/A time {ratios[-1]:.3f}", file=sys.stderr)
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    report = {"routine": r.name, "max_len": sweep_plan.max_len, "cases": n, "pairs": pairs, "against": str(tree),
+              "a_cases_per_cpu_s": round(n / statistics.median(cpu["A"])),
+              "b_cases_per_cpu_s": round(n / statistics.median(cpu["B"])),
+              "b_over_a_time_median": round(statistics.median(ratios), 3),
+              "b_over_a_time_quartiles": [round(q[0], 3), round(q[2], 3)],
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
+    print(json.dumps(report, indent=2) if as_json else " ".join(f"{k}={v}" for k, v in report.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--routine", action="append", help="repeatable (default: riscv/copy_user)")
@@ -59,6 +105,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--modes", default="checked,bare", help="checked, bare, memcheck, reach, granule (comma-separated)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--against", type=Path, help="another built tree: its executor against this one's, paired")
+    ap.add_argument("--pairs", type=int, default=30, help="with --against (default 30)")
     args = ap.parse_args()
 
     found = routines.discover(ROOT)
@@ -73,6 +121,11 @@ def main() -> None:
     plans = {(r.name, m): plan.SweepPlan(cfref, r.kind, "exact", r.xlen, args.max_len,
                                          granule=records.GRANULE_MTE if m == "granule" else 0)
              for r in chosen for m in modes}
+    if args.against:
+        r = chosen[0]
+        against(args.against, r, plan.SweepPlan(cfref, r.kind, "exact", r.xlen, args.max_len), pin, args.pairs,
+                args.json)
+        return
     pairs = [(r, m) for r in chosen for m in modes]
     times: dict[tuple[str, str], list[float]] = {(r.name, m): [] for r, m in pairs}
     cases: dict[tuple[str, str], int] = {}  # granule's plan differs
