@@ -31,6 +31,7 @@ from pathlib import Path
 from copyfuzz import build, infer, known, paths, targets
 from copyfuzz.cli import repo_root
 from copyfuzz.errors import CopyfuzzError
+from copyfuzz.options import FileOptions, RoutineOptions
 from copyfuzz.routines import Routine, discover, select
 from copyfuzz.selection import file_routines
 
@@ -78,9 +79,9 @@ def write_known(args: argparse.Namespace) -> None:
 def resolve(args: argparse.Namespace) -> list[Routine]:
     if args.what == "file":
         # The same construction as `copyfuzz fuzz --file`, so names and stems agree with it.
-        ns = argparse.Namespace(symbol=args.symbol, kind=None, define=args.define,
-                                alternative=args.alternative, arch=args.arch, xlen=64)
-        return file_routines(ROOT, args.file, ns, "linux")
+        target = RoutineOptions(FileOptions(symbol=tuple(args.symbol or ()), define=tuple(args.define or ()),
+                                            alternative=args.alternative, arch=args.arch), xlen=64)
+        return file_routines(ROOT, args.file, target, "linux")
     routines = discover(ROOT)
     if args.patterns:  # in the order given, each once
         chosen: dict[str, Routine] = {}

@@ -242,12 +242,10 @@ def test_alternative_path_builds_and_is_clean(tmp_path: Path) -> None:
 
 
 def _file_routine(*defines: str) -> "Routine":
-    import argparse
-
+    from copyfuzz.options import FileOptions, RoutineOptions
     from copyfuzz.selection import file_routines
-    ns = argparse.Namespace(symbol=["__asm_copy_to_user"], kind=None, define=list(defines) or None,
-                            alternative=False, xlen=64)
-    return file_routines(ROOT, OLD, ns, "linux")[0]
+    target = RoutineOptions(FileOptions(symbol=("__asm_copy_to_user",), define=defines), xlen=64)
+    return file_routines(ROOT, OLD, target, "linux")[0]
 
 
 def test_regressions_keep_their_build_options_for_repro_and_replay(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ vstart_probe.S).
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from conftest import ROOT, fuzz_args, run_cli
 from copyfuzz import isa as isas
 from copyfuzz import regressions, triage
 from copyfuzz.errors import CopyfuzzError
+from copyfuzz.options import FileOptions, IsaOptions, RoutineOptions
 from copyfuzz.selection import file_routines
 from copyfuzz.spec import Spec, parse_spec_line
 
@@ -172,9 +172,8 @@ def test_vector_copy_clean_and_its_mutants_caught(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_regression_records_isa_and_repro_replay_use_it(tmp_path: Path) -> None:
-    ns = argparse.Namespace(symbol=["cf_vec_memcpy"], kind=None, define=None, alternative=False, xlen=64,
-                            isa="rv64gcv", vlen=256)
-    routine = file_routines(ROOT, f"{FIX}/vec_memcpy.S", ns, "linux")[0]
+    target = RoutineOptions(FileOptions(symbol=("cf_vec_memcpy",)), IsaOptions("rv64gcv", 256), xlen=64)
+    routine = file_routines(ROOT, f"{FIX}/vec_memcpy.S", target, "linux")[0]
     assert routine.repro_options == ["--isa", "rv64gcv", "--vlen", "256", "--kind", "memcpy"]
     spec = Spec(routine=routine.name, kind="memcpy", n=40)
     path, new = regressions.save(tmp_path, routine, spec, "wrong-data", ["wrong-data"], engine="test",
@@ -322,11 +321,12 @@ def test_every_fault_of_a_case_is_shown_in_order(tmp_path: Path) -> None:
 def test_a_campaign_finding_and_its_replay_list_every_fault(tmp_path: Path) -> None:
     """The same two-fault case through a campaign's triage (shrunk, keeping its class and
     first fault) and through `replay` of the regression it saved."""
-    ns = argparse.Namespace(symbol=["__asm_copy_to_user"], kind="copy", alternative=True, xlen=64, isa="rv64gcv",
-                            vlen=None, with_files=[f"{FIX}/kvec_uaccess_vector.S"],
-                            define=["CONFIG_RISCV_ISA_V", "CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=16",
-                                    "CF_FIXTURE_SCALAR_SHORT"])
-    routine = file_routines(ROOT, f"{FIX}/kvec_uaccess.S", ns, "linux")[0]
+    target = RoutineOptions(FileOptions(symbol=("__asm_copy_to_user",), kind="copy", alternative=True,
+                                        with_files=(f"{FIX}/kvec_uaccess_vector.S",),
+                                        define=("CONFIG_RISCV_ISA_V", "CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=16",
+                                                "CF_FIXTURE_SCALAR_SHORT")),
+                            IsaOptions("rv64gcv"), xlen=64)
+    routine = file_routines(ROOT, f"{FIX}/kvec_uaccess.S", target, "linux")[0]
     spec = parse_spec_line(f"{routine.name}:n=24,src_off=0,dst_off=4080,dst_fault=16", routine)
     found = triage.triage(ROOT, routine, "linux", tmp_path, "test", [spec])
     assert found is not None and found.cls == "over-report" and "__asm_vector_usercopy+" in found.fault_pc

@@ -307,10 +307,14 @@ def test_an_architectures_default_sweep_is_said_and_yields_to_the_users_choice()
     report says so with the way back to 256; a --max-len the user gave is never changed,
     and the other architectures keep the prober's own default."""
     from copyfuzz.kernel import runner
+    from copyfuzz.options import KernelBuildOptions, KernelSweepOptions
 
-    extra, notes = runner.arch_defaults(argparse.Namespace(max_len=None), targets.ARM)
+    def given(max_len: int | None, arch: targets.Arch) -> KernelSweepOptions:
+        return KernelSweepOptions(KernelBuildOptions(arch.name), max_len=max_len)
+
+    extra, notes = runner.arch_defaults(given(None, targets.ARM), targets.ARM)
     assert extra == ["--max-len", "128"]
     assert len(notes) == 1 and "software PAN" in notes[0] and "--max-len 256" in notes[0]
-    assert runner.arch_defaults(argparse.Namespace(max_len=256), targets.ARM) == ([], [])
+    assert runner.arch_defaults(given(256, targets.ARM), targets.ARM) == ([], [])
     for arch in (targets.RISCV, targets.ARM64):
-        assert runner.arch_defaults(argparse.Namespace(max_len=None), arch) == ([], [])
+        assert runner.arch_defaults(given(None, arch), arch) == ([], [])

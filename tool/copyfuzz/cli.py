@@ -21,7 +21,7 @@ from typing import Any, Callable, NoReturn, TextIO, cast
 
 from . import envs, infer, records, targets
 from .errors import CopyfuzzError, interrupted, os_error_message
-from .selection import settle_isa
+from .options import wants_json
 
 PROG = "copyfuzz"
 
@@ -37,21 +37,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CopyfuzzError(f"{message} (see '{self.prog} --help')")
-
-
-def settle_jobs(args: argparse.Namespace) -> None:
-    """An executor --jobs not given: COPYFUZZ_JOBS (a machine or a test suite that runs
-    several commands at once), else one per CPU. A campaign's --jobs has its own default."""
-    if "jobs" not in args or args.jobs is not None:
-        return
-    text = envs.value("COPYFUZZ_JOBS")
-    if not text:
-        args.jobs = os.cpu_count() or 1
-        return
-    try:
-        args.jobs = _int_in(1, 1024)(text)
-    except argparse.ArgumentTypeError as e:
-        raise CopyfuzzError(f"COPYFUZZ_JOBS: {e}") from None
 
 
 def _int_in(lo: int, hi: int) -> Callable[[str], int]:
@@ -469,7 +454,7 @@ def _json_requested(parser: argparse.ArgumentParser, argv: list[str], args: argp
     """Did the command line ask for --json output? From the parsed arguments when they
     parsed, else from the words (a usage error under --json is answered in JSON too)."""
     if args is not None:
-        return bool(getattr(args, "json", False))
+        return wants_json(args)
     return "--json" in argv and command_word(argv) in json_commands(parser)
 
 
@@ -504,8 +489,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(words)
         envs.warn_unknown()
-        settle_isa(args)
-        settle_jobs(args)
         root = repo_root()
         # Imported on use: `copyfuzz list` should not pay for Capstone or matplotlib.
         module = importlib.import_module(_MODULES.get(args.command, f".cmd_{args.command}"), __package__)

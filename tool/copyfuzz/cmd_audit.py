@@ -12,7 +12,8 @@ from pathlib import Path
 from . import build
 from .audit import TABLE_KINDS, Audit, audit_routine
 from .errors import CopyfuzzError
-from .selection import bundled_routines, file_options_given, file_routines, is_file_target
+from .options import TargetCommandOptions
+from .selection import bundled_routines, file_routines, is_file_target
 from .ui import emit, escape, new_table, stdout_console
 
 # How the listing names an access's base (audit.py: where its register's value came from).
@@ -64,13 +65,16 @@ def print_audit(a: Audit, listing: bool = True) -> None:
 
 
 def run_audit(root: Path, args: argparse.Namespace) -> int:
-    if is_file_target(args.target):
-        routines = file_routines(root, args.target, args, "linux")
+    opts = TargetCommandOptions.from_args(args, positional="target", take_file=False)
+    assert opts.routine is not None  # a required positional
+    target = opts.target
+    if is_file_target(opts.routine):
+        routines = file_routines(root, opts.routine, target, "linux")
         build.build_routines(root, routines)
     else:
-        if file_options_given(args):
-            raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for a FILE.S target only")
-        routines = bundled_routines(root, [args.target], args.xlen, args=args)
+        if target.file.given():
+            raise CopyfuzzError(f"{', '.join(target.file.given())}: for a FILE.S target only")
+        routines = bundled_routines(root, [opts.routine], target.xlen, isa=target.isa)
         build.build_routines(root, routines)
     build.check_runners(routines)
     audits = [audit_routine(root, r) for r in routines]

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from . import build, files, records
 from .errors import CopyfuzzError
+from .options import TargetCommandOptions
 from .routines import Routine
-from .selection import bundled_routines, file_routines, take_file_target
+from .selection import bundled_routines, file_routines
 from .session import Need, Session, plugin_runs
 from .spec import Spec
 from .ui import emit, new_table, stdout_console
@@ -172,17 +173,18 @@ def mix_score(rows: list[dict[str, object]]) -> dict[str, float | None]:
 
 
 def run_bench(root: Path, args: argparse.Namespace) -> int:
+    opts = TargetCommandOptions.from_args(args)
     if args.plot:  # before the bench, not after it
         check_plot_path(Path(args.plot))
-    take_file_target(args)
-    if args.file:
-        routines = file_routines(root, args.file, args, "linux")[:1]
+    target = opts.target
+    if opts.file:
+        routines = file_routines(root, opts.file, target, "linux")[:1]
     else:
-        if not args.routine:
+        if not opts.routine:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
-        routines = bundled_routines(root, [args.routine], args.xlen, args=args)[:1]
+        routines = bundled_routines(root, [opts.routine], target.xlen, isa=target.isa)[:1]
     if args.vs:
-        routines += bundled_routines(root, [args.vs], args.xlen, args=args)[:1]
+        routines += bundled_routines(root, [args.vs], target.xlen, isa=target.isa)[:1]
     kinds = {r.kind for r in routines}
     if len(kinds) > 1:
         raise CopyfuzzError(f"--vs compares routines of one kind, not {' and '.join(sorted(kinds))}")

@@ -14,6 +14,7 @@ from . import build, executor
 from .checkfile import BSD_COPY_NAMES, no_extable_message
 from .cmd_sweep import Extension, RoutineSweep, check_granule, check_sweep_args, sweep_and_report
 from .errors import CopyfuzzError
+from .options import CheckOptions, KernelBuildOptions
 from .records import RETURNS_DST, USER_COPIES
 from .routines import Routine
 from .selection import file_routines
@@ -38,15 +39,18 @@ def build_file_routines(root: Path, path: Path, routines: list[Routine]) -> None
 
 
 def run_check(root: Path, args: argparse.Namespace) -> int:
-    check_sweep_args(args)
-    routines = file_routines(root, args.file, args, args.profile)
-    check_granule(args, routines)
-    plan = confirm_plan(root, args, routines) if args.confirm else None
-    build_file_routines(root, Path(args.file), routines)
-    return sweep_and_report(root, args, routines, plan)
+    opts = CheckOptions.from_args(args)
+    sweep = opts.sweep
+    baseline = check_sweep_args(sweep)
+    assert sweep.profile is not None  # check's --profile has a default
+    routines = file_routines(root, opts.file, sweep.target, sweep.profile)
+    check_granule(sweep, routines)
+    plan = confirm_plan(root, opts, routines) if opts.confirm else None
+    build_file_routines(root, Path(opts.file), routines)
+    return sweep_and_report(root, sweep, routines, baseline, plan)
 
 
-def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) -> Extension:
+def confirm_plan(root: Path, opts: CheckOptions, routines: list[Routine]) -> Extension:
     """--confirm: each error class's smallest reproducer of each user-copy symbol, run as
     the syscalls that drive it on a kernel built with FILE in its place (kernel/confirm.py).
     What can be refused is refused before the sweep: the file's place in the tree, the
@@ -60,28 +64,29 @@ def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) 
     from .kernel import report as kreport
     from .kernel import runner as krunner
 
-    given = [flag for flag, v in (("-D", args.define), ("-I", args.include), ("--with", args.with_files),
-                                  ("--defsym", args.defsym), ("--alternative", args.alternative)) if v]
+    f = opts.sweep.target.file
+    given = [flag for flag, v in (("-D", f.define), ("-I", f.include), ("--with", f.with_files),
+                                  ("--defsym", f.defsym), ("--alternative", f.alternative)) if v]
     if given:
-        raise CopyfuzzError(f"--confirm builds {args.file} inside the kernel, where {', '.join(given)} do not "
+        raise CopyfuzzError(f"--confirm builds {opts.file} inside the kernel, where {', '.join(given)} do not "
                             "apply (the kernel's own headers and configuration decide): check without them, "
                             "or confirm a file that needs none")
-    located = kconfirm.tree_path(args.file)
-    rel = kinputs.tree_path(args.confirm_as, "--confirm-as") if args.confirm_as else (located[1] if located else None)
+    located = kconfirm.tree_path(opts.file)
+    rel = kinputs.tree_path(opts.confirm_as, "--confirm-as") if opts.confirm_as else (located[1] if located else None)
     if rel is None:
-        raise CopyfuzzError(f"--confirm: where does {args.file} go in the kernel tree? Its path has no "
+        raise CopyfuzzError(f"--confirm: where does {opts.file} go in the kernel tree? Its path has no "
                             "arch/<arch>/ part: say so with --confirm-as, e.g. --confirm-as arch/riscv/lib/uaccess.S")
     arch = routines[0].arch
-    for where in (rel, args.file if located else ""):
+    for where in (rel, opts.file if located else ""):
         other = kconfirm.tree_path(where) if where else None
         if other is not None and other[0] != arch:
             raise CopyfuzzError(f"--confirm: {where} is {other[0]}'s, not {arch}'s: a {arch} kernel never runs it")
     if arch not in koptions.KERNEL_ARCHES or (arch == "riscv" and routines[0].xlen != 64):
         raise CopyfuzzError(f"--confirm: no booted kernel for {arch} at {routines[0].xlen} bits "
                             "(riscv RV64, arm64, arm)")
-    kargs = argparse.Namespace(arch=arch, tree=args.kernel_tree, source=args.kernel_source, replace=[], config=None)
+    kargs = KernelBuildOptions(arch=arch, tree=opts.kernel_tree, source=opts.kernel_source)
     kinputs.check(root, kargs)
-    content = kinputs.read_limited(Path(args.file), "--confirm:")
+    content = kinputs.read_limited(Path(opts.file), "--confirm:")
     kbuild.ensure_packages(root)
     source_root = kinputs.request(root, kargs).source.root
     if not kinputs.file_of_tree(source_root, rel):
@@ -118,9 +123,9 @@ def confirm_plan(root: Path, args: argparse.Namespace, routines: list[Routine]) 
                 out.append({"symbol": symbol, "classes": classes, "spec": spec_text, "why_not": m, "syscalls": []})
             return "confirm", {"kernel": None, "findings": out}, lines
         kernel = kbuild.build(root, kinputs.request(root, kargs, extra=extra))
-        pargs = ["--timeout", str(args.confirm_timeout)] + [w for c in cases for w in ("--case", c)]
-        vm, host, workdir = krunner.sweep_cases(root, kernel, pargs, 1, None, True, args.confirm_timeout)
-        rep = kreport.Report(kernel, vm, host, workdir, args.findings, None, pargs)
+        pargs = ["--timeout", str(opts.confirm_timeout)] + [w for c in cases for w in ("--case", c)]
+        vm, host, workdir = krunner.sweep_cases(root, kernel, pargs, 1, None, True, opts.confirm_timeout)
+        rep = kreport.Report(kernel, vm, host, workdir, opts.sweep.findings, None, pargs)
         lines[1] = f"confirm on the booted kernel: {kernel.arch.name}, {kernel.label}"
         for (symbol, spec_text), (classes, m) in asked.items():
             lines.append(f"  {symbol} {', '.join(classes)} {spec_text.rpartition(':')[2]}:")

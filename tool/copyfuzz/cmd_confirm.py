@@ -18,30 +18,34 @@ from .errors import CopyfuzzError
 from .kernel import build as kbuild
 from .kernel import confirm, inputs, report, runner
 from .kernel.sweep import Result
+from .options import ConfirmOptions, ReproOptions
 from .selection import is_file_spec
 
 
 def run_confirm(root: Path, args: argparse.Namespace) -> int:
-    args.routine = None
-    if Path(args.spec).is_file() and len(regressions.read_specs(Path(args.spec))) > 1:
-        raise CopyfuzzError(f"{args.spec}: {len(regressions.read_specs(Path(args.spec)))} case specs in it: "
+    opts = ConfirmOptions.from_args(args)
+    if Path(opts.spec).is_file() and len(regressions.read_specs(Path(opts.spec))) > 1:
+        raise CopyfuzzError(f"{opts.spec}: {len(regressions.read_specs(Path(opts.spec)))} case specs in it: "
                             "confirm takes one (give it as SPEC on the command line)")
-    name, rest = spec_argument(args)
+    # A .spec file's saved `# options:` fill in the kind, --arch and --cpu not given (and
+    # say what the case was built with); confirm runs no executor: no --memcheck to settle.
+    name, rest, settled = spec_argument(ReproOptions(opts.spec, opts.target), audit_on=False)
+    target = settled.target
     if isinstance(rest, bytes):
         raise CopyfuzzError("confirm takes a case spec or a .spec file, not a raw fuzzer input "
                             "(turn it into a spec with 'copyfuzz repro --routine NAME FILE' first)")
     if not is_file_spec(name):
         raise CopyfuzzError(f"confirm: {name!r} is not FILE.S:SYMBOL: a case of a kernel file's routine "
                             "(FILE.S:SYMBOL:n=...); copyfuzz's own routines are in no kernel")
-    built_as = [flag for flag, attr in (("-D", "define"), ("-I", "include"), ("--with", "with_files"),
-                                        ("--defsym", "defsym"), ("--alternative", "alternative"))
-                if getattr(args, attr, None)]
-    if built_as or getattr(args, "xlen", None) not in (None, 64):
+    f = target.file
+    built_as = [flag for flag, v in (("-D", f.define), ("-I", f.include), ("--with", f.with_files),
+                                     ("--defsym", f.defsym), ("--alternative", f.alternative)) if v]
+    if built_as or target.xlen not in (None, 64):
         raise CopyfuzzError(f"confirm: the case was found with {', '.join(built_as) or '--xlen 32'}, which a kernel "
                             "build does not see (the kernel's own headers, configuration and RV64 decide): its "
                             "syscalls would not run the code that was checked")
     path, symbol = name.rsplit(":", 1)
-    kind, why, refused = args.kind, "", None
+    kind, why, refused = f.kind, "", None
     if not kind:
         try:
             kind, why = confirm_kind(path, symbol)
@@ -50,42 +54,44 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
     case = specs.parse_fields(name, kind, rest)
     mapping = confirm.map_case(kind, case.n, case.src_off, case.src_fault, case.dst_off, case.dst_fault)
     located = confirm.tree_path(path)
-    rel = inputs.tree_path(args.tree_path, "--as") if args.tree_path else (located[1] if located else None)
+    rel = inputs.tree_path(opts.tree_path, "--as") if opts.tree_path else (located[1] if located else None)
     if rel is None:
         raise CopyfuzzError(f"confirm: where does {path} go in the kernel tree? Its path has no arch/<arch>/ "
                             "part: say so with --as, e.g. --as arch/riscv/lib/uaccess.S")
-    if args.arch is None:  # the file's path says, or --as does
+    arch = f.arch
+    if arch is None:  # the file's path says, or --as does
         said = located or confirm.tree_path(rel)
         if said is None:
             raise CopyfuzzError("confirm: which architecture? add --arch riscv|arm64|arm")
-        args.arch = said[0]
+        arch = said[0]
     for where in (rel, path if located else ""):
         other = confirm.tree_path(where) if where else None
-        if other is not None and other[0] != args.arch:
-            raise CopyfuzzError(f"confirm: {where} is {other[0]}'s, not {args.arch}'s: a {args.arch} kernel never "
+        if other is not None and other[0] != arch:
+            raise CopyfuzzError(f"confirm: {where} is {other[0]}'s, not {arch}'s: a {arch} kernel never "
                                 "runs it")
-    if not 0 < args.timeout <= 3600:
-        raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
+    if not 0 < opts.timeout <= 3600:
+        raise CopyfuzzError(f"--timeout {opts.timeout}: must be in (0, 3600] seconds")
+    kernel_opts = opts.kernel(arch)
     content = inputs.read_limited(Path(path), "confirm:")
     if not re.search(rb"(?<![\w.$])" + re.escape(symbol.encode()) + rb"(?![\w.$])", content):
         raise CopyfuzzError(f"confirm: {path} never names {symbol}")
     if refused is not None:
         raise refused
-    inputs.check(root, args)
+    inputs.check(root, kernel_opts)
     infer.say(symbol, why)
     kbuild.ensure_packages(root)
-    probe = inputs.request(root, args)
+    probe = inputs.request(root, kernel_opts)
     if not inputs.file_of_tree(probe.source.root, rel):
         raise CopyfuzzError(f"confirm: {rel} is not a file of {probe.source.label} (--as sets the path)")
     extra = () if (probe.source.root / rel).read_bytes() == content else ((rel, content),)
-    kernel = kbuild.build(root, inputs.request(root, args, extra=extra))
+    kernel = kbuild.build(root, inputs.request(root, kernel_opts, extra=extra))
     cases = confirm.syscall_cases(mapping)
-    pargs = ["--timeout", str(args.timeout)] + [w for c in cases for w in ("--case", c)]
-    vm, host, workdir = runner.sweep_cases(root, kernel, pargs, 1, args.cpu, not args.no_host, args.timeout)
-    out = report.Report(kernel, vm, host, workdir, args.findings, None, pargs)
+    pargs = ["--timeout", str(opts.timeout)] + [w for c in cases for w in ("--case", c)]
+    vm, host, workdir = runner.sweep_cases(root, kernel, pargs, 1, f.cpu, not opts.no_host, opts.timeout)
+    out = report.Report(kernel, vm, host, workdir, opts.findings, None, pargs)
     out.write_reproducers()
     results = call_results(cases, vm, host, out)
-    if args.json:
+    if opts.json:
         obj = out.to_json()
         obj.update({"spec": f"{name}:{rest}", "kind": kind, "direction": mapping.direction,
                     "replaced": rel if extra else None, "note": mapping.note or None, "cases": results})

@@ -23,9 +23,10 @@ from . import build, executor, files, fuzzinput, plan, plugin, records, targets
 from .audit import Audit, audit_routine
 from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
+from .options import TargetCommandOptions
 from .plugin import PluginMemory
 from .routines import Routine
-from .selection import bundled_routines, file_routines, take_file_target
+from .selection import bundled_routines, file_routines
 from .session import Need, Session, plugin_memory, routine_argv
 from .spec import from_case, parse_fields
 from .ui import emit, escape, new_table, stdout_console
@@ -75,13 +76,13 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
     return cases
 
 
-def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
+def collect(root: Path, routine: Routine, corpus: str | None, max_len: int | None, granule: int, audit: Audit
             ) -> tuple[dict[int, int], dict[int, int], list[int], Coverage]:
+    """corpus, max_len, granule: cov's --corpus, --max-len and --granule."""
     # The plugin as fuzz runs it (the memory audit on; natively refused): cov reports its counts.
-    granule = args.granule or 0
-    if args.corpus:
-        cases = corpus_cases(root, Path(args.corpus), routine, routine.profile,
-                             fuzzinput.DEFAULT_MAX_LEN if args.max_len is None else args.max_len, granule)
+    if corpus:
+        cases = corpus_cases(root, Path(corpus), routine, routine.profile,
+                             fuzzinput.DEFAULT_MAX_LEN if max_len is None else max_len, granule)
         with Session(root, routine, Need.MEMCHECK, granule=granule) as server:  # the plugin adds up over them all
             results = server.run_many([dataclasses.replace(case, id=i) for i, (_, case) in enumerate(cases)])
             # A case the executor refused ran nothing: counted as nothing, the coverage would be wrong.
@@ -91,7 +92,7 @@ def collect(root: Path, routine: Routine, args: argparse.Namespace, audit: Audit
             return _counted(server.plugin, audit)
     with plugin_memory(root, routine, Need.MEMCHECK) as plugin:
         sweep_plan = plan.SweepPlan(plan.load(root), routine.kind, routine.profile, routine.xlen,
-                                    SWEEP_MAX_LEN if args.max_len is None else args.max_len, granule=granule)
+                                    SWEEP_MAX_LEN if max_len is None else max_len, granule=granule)
         for _ in executor.sweep(routine_argv(root, routine), sweep_plan, jobs=1, plugins=[plugin],
                                 label=routine.name):
             pass
@@ -165,21 +166,22 @@ def write_html(rep: dict[str, Any], path: Path) -> None:
 
 
 def run_cov(root: Path, args: argparse.Namespace) -> int:
+    opts = TargetCommandOptions.from_args(args)
     if args.html:  # before the run, not after it
         files.check_file(Path(args.html), "--html")
-    take_file_target(args)
-    if args.file:
-        routine = file_routines(root, args.file, args, "linux")[0]
+    target = opts.target
+    if opts.file:
+        routine = file_routines(root, opts.file, target, "linux")[0]
     else:
-        if not args.routine:
+        if not opts.routine:
             raise CopyfuzzError("name a routine (copyfuzz list), or a file: FILE.S --symbol S")
-        routine = bundled_routines(root, [args.routine], args.xlen, args=args)[0]
+        routine = bundled_routines(root, [opts.routine], target.xlen, isa=target.isa)[0]
     targets.require_mte([(routine.name, routine.arch)], args.granule or 0)
     build.build_routines(root, [routine])
     build.build_host(root, ["plugin"])
     build.check_runner(routine.xlen, routine.arch)
     audit = audit_routine(root, routine)
-    counts, flow, hits, cov = collect(root, routine, args, audit)
+    counts, flow, hits, cov = collect(root, routine, args.corpus, args.max_len, args.granule or 0, audit)
     rep = report(audit, counts, flow, hits, cov)
     # The results first: a failed write of the HTML loses none of them.
     if args.json:

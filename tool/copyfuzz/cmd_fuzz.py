@@ -27,21 +27,20 @@ from . import build, files, infer, known, records, targets
 from .audit import audit_routine
 from .campaign import Campaign, default_triage_s, regression_specs, report, seed_corpus
 from .errors import CopyfuzzError
+from .options import FuzzOptions
 from .routines import Routine, discover, find
-from .selection import file_routines, take_file_target, with_isa
+from .selection import file_routines, with_isa
 
 
-def fuzzed_routine(root: Path, args: argparse.Namespace) -> Routine:
+def fuzzed_routine(root: Path, opts: FuzzOptions) -> Routine:
     """The routine: a bundled name, or FILE.S --symbol S [--kind K] (--file FILE.S alike)."""
-    args.xlen = None  # no --xlen: RISC-V at 64 bits, ARM at its own width
-    take_file_target(args)
-    if args.file:
-        if args.symbol and len(args.symbol) > 1:
+    if opts.file:
+        if len(opts.target.file.symbol) > 1:
             raise CopyfuzzError("fuzz one symbol at a time")
-        return file_routines(root, args.file, args, args.profile or "linux")[0]
-    if not args.routine:
+        return file_routines(root, opts.file, opts.target, opts.profile or "linux")[0]
+    if not opts.routine:
         raise CopyfuzzError("say which routine to fuzz: ROUTINE, or FILE.S --symbol S")
-    return with_isa(find(discover(root), args.routine), args.xlen, args)
+    return with_isa(find(discover(root), opts.routine), opts.target.xlen, opts.target.isa)
 
 
 def parse_until(text: str | None) -> frozenset[str]:
@@ -56,26 +55,27 @@ def parse_until(text: str | None) -> frozenset[str]:
 
 
 def run_fuzz(root: Path, args: argparse.Namespace) -> int:
-    routine = fuzzed_routine(root, args)
-    until = parse_until(getattr(args, "until", None))
-    baseline = known.from_args(args)
-    known.check_output(args)
+    opts = FuzzOptions.from_args(args)
+    routine = fuzzed_routine(root, opts)
+    until = parse_until(opts.until)
+    baseline = known.from_options(opts.known)
+    known.check_output(opts.known)
     if build.routine_native(routine):
         raise CopyfuzzError("copyfuzz fuzz needs QEMU: the driver's coverage comes from a QEMU plugin")
-    if getattr(args, "afl_host", None) and args.engine != "afl":
+    if opts.afl_host and opts.engine != "afl":
         raise CopyfuzzError("--afl-host names AFL++ instances: it is for --engine afl")
-    if args.engine == "afl" and not shutil.which("afl-fuzz"):
+    if opts.engine == "afl" and not shutil.which("afl-fuzz"):
         raise CopyfuzzError("--engine afl needs afl-fuzz (AFL++): run 'make deps'")
-    granule = args.granule or 0
-    if granule and args.engine == "hypothesis":
+    granule = opts.granule
+    if granule and opts.engine == "hypothesis":
         raise CopyfuzzError("--granule 16 is for libFuzzer and AFL++ (the driver's inputs ask for granule "
                             "faults); Hypothesis draws page cases only: sweep --granule 16 covers the rest")
     targets.require_mte([(routine.name, routine.arch)], granule)
-    profile = args.profile or routine.profile
+    profile = opts.profile or routine.profile
     stem = routine.file_stem
-    corpus_dir = args.corpus or Path("corpora") / stem
-    findings_dir = args.findings or Path("findings") / "fuzz" / stem
-    for d, option in ((corpus_dir, "--corpus"), (findings_dir, "--findings"), (args.regressions, "--regressions")):
+    corpus_dir = opts.corpus or Path("corpora") / stem
+    findings_dir = opts.findings or Path("findings") / "fuzz" / stem
+    for d, option in ((corpus_dir, "--corpus"), (findings_dir, "--findings"), (opts.regressions, "--regressions")):
         files.check_dir(d, option)  # before the build and the campaign: fail now, not at the first finding
     for d in (corpus_dir, findings_dir):
         try:
@@ -85,49 +85,49 @@ def run_fuzz(root: Path, args: argparse.Namespace) -> int:
     build.build_host(root, ["plugin", "fuzz-targets"])  # the routine's executor: build_routines
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen, routine.arch)
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1)
-    c = Campaign(root, routine, profile, seed, corpus_dir, findings_dir, args.regressions, args.engine,
-                 args.max_len, until=until, as_json=args.json, granule=granule)
+    seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31 - 1)
+    c = Campaign(root, routine, profile, seed, corpus_dir, findings_dir, opts.regressions, opts.engine,
+                 opts.max_len, until=until, as_json=opts.json, granule=granule)
     c.audit = audit_routine(root, routine)
     c.baseline = baseline
     c.start()
     try:
         specs = regression_specs(c)
-        if args.engine != "hypothesis":  # Hypothesis draws its own cases: no corpus
+        if opts.engine != "hypothesis":  # Hypothesis draws its own cases: no corpus
             c.seeded = seed_corpus(c, specs)
-        show = not args.json and sys.stderr.isatty()
-        if not args.json:
-            where = "" if args.engine == "hypothesis" else f", corpus {corpus_dir} ({c.corpus_size} inputs)"
-            print(f"fuzzing {routine.name} (profile {profile}) with {args.engine} for {args.time} s, seed {seed}"
+        show = not opts.json and sys.stderr.isatty()
+        if not opts.json:
+            where = "" if opts.engine == "hypothesis" else f", corpus {corpus_dir} ({c.corpus_size} inputs)"
+            print(f"fuzzing {routine.name} (profile {profile}) with {opts.engine} for {opts.time} s, seed {seed}"
                   f"{where}", file=sys.stderr)
         infer.flush()
-        c.triage_s = args.triage_time if args.triage_time is not None else default_triage_s(args.time)
-        c.start_clock(args.time)
+        c.triage_s = opts.triage_time if opts.triage_time is not None else default_triage_s(opts.time)
+        c.start_clock(opts.time)
         started = c.started
-        deadline = started + args.time
+        deadline = started + opts.time
         try:
             if c.until_met:
                 pass  # a regression of the class still reproduces: found already
-            elif args.engine == "libfuzzer":
+            elif opts.engine == "libfuzzer":
                 from .engines import libfuzzer
 
-                libfuzzer.run(c, args.jobs, show, started, deadline, args.time)
-            elif args.engine == "afl":
+                libfuzzer.run(c, opts.jobs, show, started, deadline, opts.time)
+            elif opts.engine == "afl":
                 from .engines import afl
 
-                afl.run(c, args.jobs, getattr(args, "afl_host", None), show, deadline, args.time)
+                afl.run(c, opts.jobs, opts.afl_host, show, deadline, opts.time)
             else:
                 from .engines import hypothesis
 
-                hypothesis.run(c, show, deadline, args.time)
+                hypothesis.run(c, show, deadline, opts.time)
         finally:
             c.elapsed_s = time.monotonic() - started
-            c.engine_s = min(c.elapsed_s, float(args.time))
+            c.engine_s = min(c.elapsed_s, float(opts.time))
         c.read_coverage()
     finally:
         c.close()
-    c.require_a_run(args.time)
+    c.require_a_run(opts.time)
     report(c)
-    if getattr(args, "write_known", None) is not None:
-        c.write_known(args.write_known)
+    if opts.known.write_known is not None:
+        c.write_known(opts.known.write_known)
     return 1 if c.new_found or c.out_of_time else 0

@@ -26,7 +26,6 @@ import posixpath
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -39,8 +38,9 @@ from .errors import CopyfuzzError
 from .files import file_digest
 from .findings import FindingsLog
 from .history import Change, Repo
+from .options import HistoryOptions
 from .routines import Routine
-from .selection import check_vlen_has_isa, file_build, file_routine, parsed_isa
+from .selection import check_vlen_has_isa, file_routine
 from .ui import emit, escape, new_table, plural, progress_bar, stdout_console
 
 AUDIT = "audit"  # the static audit's problems, counted like a class
@@ -92,14 +92,15 @@ def _first_error_line(e: CopyfuzzError, tmp: Path) -> str:
 class Checker:
     """Checks versions of one file with one set of options, through the cache."""
 
-    def __init__(self, root: Path, args: argparse.Namespace, repo: Repo, path: str,
+    def __init__(self, root: Path, opts: HistoryOptions, repo: Repo, path: str,
                  progress: Progress | None) -> None:
-        self.root, self.args, self.repo, self.path, self.progress = root, args, repo, path, progress
-        self.symbols = [parse_symbol(s, args.kind) for s in args.symbol]
-        check_vlen_has_isa(args)
-        self.build = file_build(args)
-        self.isa = parsed_isa(args)
-        self.cache = history.Cache(Path(args.cache) if args.cache else history.default_cache_dir())
+        self.root, self.opts, self.repo, self.path, self.progress = root, opts, repo, path, progress
+        self.symbols = [parse_symbol(s, opts.sweep.target.file.kind) for s in opts.sweep.target.file.symbol]
+        target = opts.sweep.target
+        check_vlen_has_isa(target.isa)
+        self.build = target.file.build()
+        self.isa = target.isa.parsed()
+        self.cache = history.Cache(Path(opts.cache) if opts.cache else history.default_cache_dir())
         self.checked = 0
         self.from_cache = 0
         self.said: set[tuple[str, str]] = set()  # (symbol, why) said on stderr
@@ -108,7 +109,7 @@ class Checker:
         # the file's path in the repository, else the newest version's instructions (the
         # first version checked, when the newest has no such file), once.
         by_path = self.build.arch or infer.arch_from_path(Path(path), resolve=False)
-        text = "" if by_path else newest_text(args, repo, path)
+        text = "" if by_path else newest_text(opts, repo, path)
         if self.build.arch:
             self._settle(self.build.arch, "")
         elif by_path or text:
@@ -120,7 +121,7 @@ class Checker:
         self.build = dataclasses.replace(self.build, arch=arch)
         if self.isa is not None and arch != "riscv":  # as check refuses it, not a row per version
             raise CopyfuzzError(f"--isa/--vlen name RISC-V extensions; {self.path} is built for {arch}")
-        xlen = targets.get(arch).width(self.args.xlen)
+        xlen = targets.get(arch).width(self.opts.sweep.target.xlen)
         self.build.check(xlen, arch)
         build.link_env(self.root, xlen, arch)  # the toolchain is there, and harness.o built
         build.check_runner(xlen, arch)  # and QEMU: a build row never fails for want of a tool
@@ -130,10 +131,10 @@ class Checker:
 
     def _options(self) -> dict[str, object]:
         """Everything besides the texts that a result depends on, the tool's build included."""
-        a = self.args
+        a = self.opts.sweep
         arch = self.build.arch
         tool = [file_digest(self.root / p) for p in (
-            paths.harness_object(paths.REL, targets.get(arch).width(a.xlen), arch), paths.libcfref(paths.REL),
+            paths.harness_object(paths.REL, targets.get(arch).width(a.target.xlen), arch), paths.libcfref(paths.REL),
             Path("harness/target.c"), Path("harness/link-executor.sh"), Path("harness/extable-format.sh"))]
         # the kernel headers and glue the version is built against (checkfile.compat_include)
         tool.append(history.tree_digest(self.root / Path(checkfile.compat_include(arch)).parent))
@@ -141,12 +142,12 @@ class Checker:
             tool.append(file_digest(paths.plugin(self.root)))
         return {
             "version": __version__, "tool": tool, "symbols": self.symbols, "arch": self.build.arch,
-            "xlen": targets.get(arch).width(a.xlen),
+            "xlen": targets.get(arch).width(a.target.xlen),
             "profile": a.profile, "defines": list(self.build.defines), "alternative": self.build.alternative,
             "includes": [[str(Path(i).resolve()), history.tree_digest(Path(i))] for i in self.build.includes],
             "withs": [[str(Path(w).resolve()), file_digest(Path(w))] for w in self.build.withs],
             "defsyms": list(self.build.defsyms), "isa": self.isa.march if self.isa else None,
-            "vlen": getattr(a, "vlen", None), "max_len": a.max_len, "min_len": a.min_len,
+            "vlen": a.target.isa.vlen, "max_len": a.max_len, "min_len": a.min_len,
             "memcheck": a.memcheck, "audit": not a.no_audit, "timeout_ms": a.timeout_ms,
         }
 
@@ -208,7 +209,7 @@ class Checker:
                 return {"builds": False, "error": _first_error_line(e, src)}
             log = FindingsLog(tmp / "findings")  # the rows carry the reproducers
             try:
-                results = sweep_routines(self.root, self.args, routines, 0, log, self.progress)
+                results = sweep_routines(self.root, self.opts.sweep, routines, 0, log, self.progress)
             finally:
                 log.close()
                 self._drop_sweep_tasks()
@@ -219,8 +220,9 @@ class Checker:
     def _routine(self, tmp: Path, path: str, symbol: str, kind: str) -> Routine:
         """The symbol of this version; a kind worked out is worked out for this version
         (both directions in one body: copy), and said once per reason."""
-        r = file_routine(self.root, tmp / "src" / path, symbol, kind, xlen=self.args.xlen, build=self.build,
-                         profile=self.args.profile, isa=self.isa)
+        sweep = self.opts.sweep
+        r = file_routine(self.root, tmp / "src" / path, symbol, kind, xlen=sweep.target.xlen, build=self.build,
+                         profile=sweep.profile, isa=self.isa)
         if r.kind_reason and (symbol, r.kind_reason) not in self.said:
             self.said.add((symbol, r.kind_reason))
             infer.say(symbol, r.kind_reason)
@@ -279,31 +281,29 @@ def _mark(rows: list[Row], known_before: bool) -> None:
         before = now
 
 
-def check_history_args(args: argparse.Namespace) -> str:
-    """Settle the sweep options history shares with check; the file's path as git names it."""
-    args.random, args.seed, args.random_max_len = 0, None, None
-    args.findings = Path(tempfile.gettempdir())  # each version logs into its private directory
-    check_sweep_args(args)
-    files.check_dir(Path(args.cache) if args.cache else history.default_cache_dir(), "--cache")
-    path = args.file.replace("\\", "/")
+def check_history_args(opts: HistoryOptions) -> str:
+    """Check the sweep options history shares with check (HistoryOptions settled them:
+    no random phase, a private findings directory); the file's path as git names it."""
+    check_sweep_args(opts.sweep)
+    files.check_dir(Path(opts.cache) if opts.cache else history.default_cache_dir(), "--cache")
+    path = opts.file.replace("\\", "/")
     while path.startswith("./"):
         path = path[2:]
     norm = posixpath.normpath(path) if path else ""
     if not norm or norm.startswith(("/", "../")) or norm in (".", ".."):
-        raise CopyfuzzError(f"--file {args.file!r}: give the file's path inside the repository")
+        raise CopyfuzzError(f"--file {opts.file!r}: give the file's path inside the repository")
     if not norm.endswith((".S", ".s")):
-        raise CopyfuzzError(f"--file {args.file}: expected an assembly source (.S)")
-    bisect_flags = [f for f, v in (("--good", args.good), ("--bad", args.bad), ("--fixed", args.fixed)) if v]
-    if args.bisect is None and bisect_flags:
+        raise CopyfuzzError(f"--file {opts.file}: expected an assembly source (.S)")
+    bisect_flags = [f for f, v in (("--good", opts.good), ("--bad", opts.bad), ("--fixed", opts.fixed)) if v]
+    if opts.bisect is None and bisect_flags:
         raise CopyfuzzError(f"{', '.join(bisect_flags)}: only with --bisect CLASS")
-    if args.bisect is not None:
-        args.bisect = records.canonical_class(args.bisect)
-        if args.bisect not in (*records.CLASS_NAMES, AUDIT):
-            raise CopyfuzzError(f"--bisect {args.bisect!r}: not a finding class (one of "
+    if opts.bisect is not None:
+        if opts.bisect not in (*records.CLASS_NAMES, AUDIT):
+            raise CopyfuzzError(f"--bisect {opts.bisect!r}: not a finding class (one of "
                                 f"{', '.join(records.CLASS_NAMES)}, {AUDIT})")
-        if not args.good or not args.bad:
+        if not opts.good or not opts.bad:
             raise CopyfuzzError("--bisect needs --good REV and --bad REV")
-        if args.since or args.until:
+        if opts.since or opts.until:
             raise CopyfuzzError("--bisect searches between --good and --bad: no --since or --until")
     return norm
 
@@ -323,28 +323,29 @@ def _is_result(result: dict[str, object]) -> bool:
     return ok
 
 
-def check_is_a_file(args: argparse.Namespace, repo: Repo, path: str) -> None:
+def check_is_a_file(opts: HistoryOptions, repo: Repo, path: str) -> None:
     """--file names a regular file at the newest revision looked at, or nothing there (a
     file since deleted); a directory, a symbolic link or a submodule is refused."""
-    flag, rev = _newest(args)
+    flag, rev = _newest(opts)
     commit = repo.commit(rev, flag)
     what = repo.entry(commit, repo.path_at(commit, path))
     if what not in (None, "file"):
         raise CopyfuzzError(f"--file {path}: a {what} at {rev} ({commit[:12]}), not a regular file")
 
 
-def _newest(args: argparse.Namespace) -> tuple[str, str]:
+def _newest(opts: HistoryOptions) -> tuple[str, str]:
     """The newest revision history looks at, with the flag that names it."""
-    if args.bisect is not None:
-        return ("--good", args.good) if args.fixed else ("--bad", args.bad)
-    return "--until", args.until or "HEAD"
+    if opts.bisect is not None:
+        assert opts.good is not None and opts.bad is not None  # check_history_args
+        return ("--good", opts.good) if opts.fixed else ("--bad", opts.bad)
+    return "--until", opts.until or "HEAD"
 
 
-def newest_text(args: argparse.Namespace, repo: Repo, path: str) -> str:
+def newest_text(opts: HistoryOptions, repo: Repo, path: str) -> str:
     """The newest version looked at (--until, --bad, or --good with --fixed) of the file
     and what it includes with quotes (a template holds the body): its instructions say
     the architecture when its path does not. "" when the file is not there."""
-    flag, rev = _newest(args)
+    flag, rev = _newest(opts)
     commit = repo.commit(rev, flag)
     at = repo.path_at(commit, path)
     if repo.blob(commit, at) is None:
@@ -353,20 +354,22 @@ def newest_text(args: argparse.Namespace, repo: Repo, path: str) -> str:
 
 
 def run_history(root: Path, args: argparse.Namespace) -> int:
-    path = check_history_args(args)
-    symbols = [parse_symbol(s, args.kind) for s in args.symbol]  # a bad symbol before any git or build work
-    repo = Repo(args.repo)
+    opts = HistoryOptions.from_args(args)
+    path = check_history_args(opts)
+    file = opts.sweep.target.file
+    symbols = [parse_symbol(s, file.kind) for s in file.symbol]  # a bad symbol before any git or build work
+    repo = Repo(opts.repo)
     path = repo.in_repo(path)
-    check_is_a_file(args, repo, path)
+    check_is_a_file(opts, repo, path)
     for symbol, kind in symbols:
         if not kind:
             infer.kind_from_name(symbol)  # one whose name says no kind (each version works it out)
-    show = not args.json and sys.stderr.isatty()
+    show = not opts.sweep.json and sys.stderr.isatty()
     with _maybe_progress(show) as progress:
-        checker = Checker(root, args, repo, path, progress)
-        if args.bisect is not None:
-            return _bisect(args, repo, path, checker)
-        return _history(args, repo, path, checker)
+        checker = Checker(root, opts, repo, path, progress)
+        if opts.bisect is not None:
+            return _bisect(opts, repo, path, checker)
+        return _history(opts, repo, path, checker)
 
 
 class _maybe_progress:
@@ -396,9 +399,9 @@ def _walk(checker: Checker, changes: list[Change]) -> Iterator[Row]:
         progress.remove_task(task)
 
 
-def _history(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -> int:
-    until = repo.commit(args.until or "HEAD", "--until")
-    since = repo.commit(args.since, "--since") if args.since else None
+def _history(opts: HistoryOptions, repo: Repo, path: str, checker: Checker) -> int:
+    until = repo.commit(opts.until or "HEAD", "--until")
+    since = repo.commit(opts.since, "--since") if opts.since else None
     path = repo.path_at(until, path)
     changes = repo.changes(path, until, since)
     baseline = repo.last_change(since, repo.path_before(changes, path)) if since else None
@@ -416,17 +419,17 @@ def _history(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) 
                   next((r for r in reversed(rows) if not r.change.deleted), None))
     broken = (f"the newest version of {path} ({newest.change.short}) does not build: {newest.error}"
               if newest is not None and not newest.builds else "")
-    if args.json:
+    if opts.sweep.json:
         out: dict[str, object] = {
-            "file": path, "repo": args.repo, "symbols": _symbols(checker, rows, "{s}:{k}", "|"),
-            "since": since, "until": until, "max_len": args.max_len, "xlen": args.xlen,
-            "profile": args.profile, "commits": [r.to_json() for r in rows],
+            "file": path, "repo": opts.repo, "symbols": _symbols(checker, rows, "{s}:{k}", "|"),
+            "since": since, "until": until, "max_len": opts.sweep.max_len, "xlen": opts.sweep.target.xlen,
+            "profile": opts.sweep.profile, "commits": [r.to_json() for r in rows],
             "checked": checker.checked, "cached": checker.from_cache}
         if broken:  # one object, as every exit 2 under --json: the rows and the error
             out["error"] = broken
         print(json.dumps(out, indent=2))
     else:
-        _print_history(args, path, checker, rows, baseline is not None)
+        _print_history(opts, path, checker, rows, baseline is not None)
     if broken:  # the line on stderr; under --json no second object (cli._report_error)
         raise CopyfuzzError(broken)
     return 1 if newest is not None and newest.findings else 0
@@ -457,11 +460,11 @@ def _symbols(checker: Checker, rows: list[Row], shape: str, sep: str) -> list[st
     return out
 
 
-def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: list[Row], baseline: bool) -> None:
+def _print_history(opts: HistoryOptions, path: str, checker: Checker, rows: list[Row], baseline: bool) -> None:
     console = stdout_console()
     symbols = ", ".join(_symbols(checker, rows, "{s} ({k})", " or "))
-    title = (f"history: {path} in {args.repo}, {symbols}, max-len {args.max_len}, profile {args.profile}"
-             f"{', RV32' if args.xlen == 32 and checker.build.arch == 'riscv' else ''}")
+    title = (f"history: {path} in {opts.repo}, {symbols}, max-len {opts.sweep.max_len}, profile {opts.sweep.profile}"
+             f"{', RV32' if opts.sweep.target.xlen == 32 and checker.build.arch == 'riscv' else ''}")
     table = new_table(title=escape(title), title_justify="left", show_edge=False, pad_edge=False, box=None)
     # A reproducer stays on one line, to be pasted into repro; on a narrow terminal the
     # subject gives way (piped, lines are 240 wide).
@@ -484,9 +487,10 @@ def _print_history(args: argparse.Namespace, path: str, checker: Checker, rows: 
                   f"({checker.cache.directory}); + a class appears, - it disappears")
 
 
-def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -> int:
-    cls, fixed = args.bisect, args.fixed
-    good, bad = repo.commit(args.good, "--good"), repo.commit(args.bad, "--bad")
+def _bisect(opts: HistoryOptions, repo: Repo, path: str, checker: Checker) -> int:
+    cls, fixed = opts.bisect, opts.fixed
+    assert cls is not None and opts.good is not None and opts.bad is not None  # check_history_args
+    good, bad = repo.commit(opts.good, "--good"), repo.commit(opts.bad, "--bad")
     older, newer = (bad, good) if fixed else (good, bad)
     if older == newer:
         raise CopyfuzzError(f"--good and --bad are the same commit ({good[:12]})")
@@ -515,7 +519,7 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
         examined[change.commit] = row
         verdict = ("skip" if not row.builds else word if is_new(row) else ("bad" if fixed else "good"))
         steps.append({"commit": change.commit, "step": label, "verdict": verdict})
-        if not args.json:
+        if not opts.sweep.json:
             state = (f"does not build ({row.error})" if not row.builds
                      else f"{cls} {'present' if row.shows(cls) else 'absent'}")
             emit(stdout_console(), f"{label}: {change.short} {escape(change.subject)}: {escape(state)} -> {verdict}")
@@ -564,13 +568,13 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
     between = [by_commit[c] for c in between_now()]  # all of them skipped
     key = "first_fixed" if fixed else "first_bad"
     rows = sorted(examined.values(), key=lambda r: _order(r.change, candidates, start))
-    if args.json:
-        out: dict[str, object] = {"file": path, "repo": args.repo, "bisect": cls, "good": good, "bad": bad,
+    if opts.sweep.json:
+        out: dict[str, object] = {"file": path, "repo": opts.repo, "bisect": cls, "good": good, "bad": bad,
                                   "steps": steps, "commits": [r.to_json() for r in rows],
                                   "checked": checker.checked, "cached": checker.from_cache}
     unresolved = (f"only versions that do not build are left: the first {word} commit is one of "
                   + ", ".join(c.short for c in [*between, found])) if between else ""
-    if args.json:
+    if opts.sweep.json:
         out[key] = None if between else found.commit
         if between:  # one object, as every exit 2 under --json: the steps and the error
             out["candidates"] = [c.commit for c in [*between, found]]
@@ -578,7 +582,7 @@ def _bisect(args: argparse.Namespace, repo: Repo, path: str, checker: Checker) -
         print(json.dumps(out, indent=2))
     if between:  # the line on stderr; under --json no second object (cli._report_error)
         raise CopyfuzzError(unresolved)
-    if not args.json:
+    if not opts.sweep.json:
         console = stdout_console()
         emit(console, f"{key}: {found.commit}")
         emit(console, f"{found.commit} is the first {word} commit ({found.date[:10]}, {escape(found.subject)}): "

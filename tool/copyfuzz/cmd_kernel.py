@@ -16,22 +16,25 @@ from pathlib import Path
 
 from .kernel import build as kbuild
 from .kernel import inputs, runner
+from .options import KernelBuildOptions, KernelSweepOptions
 
 
 def run_kernel(root: Path, args: argparse.Namespace) -> int:
-    inputs.check(root, args)
-    if args.kernel_command == "build":
-        return _run_build(root, args)
-    return runner.run_sweep(root, args)
+    kernel = KernelBuildOptions.from_args(args)
+    sweep = KernelSweepOptions.from_args(args) if args.kernel_command == "sweep" else None
+    inputs.check(root, kernel)
+    if sweep is None:
+        return _run_build(root, kernel, args.jobs, args.json)
+    return runner.run_sweep(root, sweep)
 
 
-def _run_build(root: Path, args: argparse.Namespace) -> int:
+def _run_build(root: Path, opts: KernelBuildOptions, jobs: int, as_json: bool) -> int:
     kbuild.ensure_packages(root)
-    req = inputs.request(root, args, jobs=args.jobs)
+    req = inputs.request(root, opts, jobs=jobs)
     kernel = kbuild.build(root, req)
     info = {"arch": kernel.arch.name, "kernel": kernel.label, "image": str(kernel.image),
             "config": str(kernel.config), "log": str(kernel.log), "key": kernel.key, "cached": kernel.cached}
-    if args.json:
+    if as_json:
         print(json.dumps(info, indent=1))
     else:
         print(f"{kernel.arch.name} kernel: {kernel.label}")

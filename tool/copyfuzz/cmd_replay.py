@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import build, fuzzinput, known, regressions, targets
 from .elfinfo import routine_symbolizer
 from .errors import CopyfuzzError
+from .options import ReplayOptions, RoutineOptions
 from .routines import Routine, discover, find
-from .selection import apply_saved_options, file_routines, is_file_spec, settle_isa, with_isa
+from .selection import file_routines, is_file_spec, with_isa
 from .spec import Spec, format_spec, parse_fields
 from .triage import run_specs
 from .ui import emit, escape, stdout_console
@@ -57,24 +58,22 @@ class Replayed:
         return out
 
 
-def _resolve(root: Path, name: str, cache: dict[str, Routine], args: argparse.Namespace, options: str = "",
+def _resolve(root: Path, name: str, cache: dict[str, Routine], opts: ReplayOptions, options: str = "",
              where: str = "") -> str:
     """The routine a spec names, built (and run, with its ISA) as its file's `# options:`
     say, --isa/--vlen on the command line first; its key in the cache."""
     key = f"{name} {options}".strip()
     if key not in cache:
-        ns = argparse.Namespace(symbol=None, kind=None, define=None, alternative=False, xlen=None,
-                                isa=getattr(args, "isa", None), vlen=getattr(args, "vlen", None))
         try:
-            settle_isa(ns)
+            target = RoutineOptions(isa=opts.isa).settled()
             if options:
-                apply_saved_options(ns, options, where)
+                target = target.with_saved(options, where)
             if is_file_spec(name):
                 path, symbol = name.rsplit(":", 1)
-                ns.symbol = [symbol]
-                cache[key] = file_routines(root, path, ns, "linux")[0]
+                target = replace(target, file=replace(target.file, symbol=(symbol,)))
+                cache[key] = file_routines(root, path, target, "linux")[0]
             else:
-                cache[key] = with_isa(find(discover(root), name), ns.xlen, ns)
+                cache[key] = with_isa(find(discover(root), name), target.xlen, target.isa)
         except CopyfuzzError as e:  # the case file that asked for it, among many
             if not where or str(e).startswith(where):
                 raise
@@ -82,9 +81,10 @@ def _resolve(root: Path, name: str, cache: dict[str, Routine], args: argparse.Na
     return key
 
 
-def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
-    """The cases under DIR by routine (each distinct case once). A file routine saved with
-    build options (-D, --alternative) is a routine of its own per set of options."""
+def collect(root: Path, opts: ReplayOptions) -> tuple[dict[str, list[Spec]], dict[str, Routine]]:
+    """The cases under DIR by routine (each distinct case once), and the routines by key.
+    A file routine saved with build options (-D, --alternative) is a routine of its own per
+    set of options."""
     cache: dict[str, Routine] = {}
     by_routine: dict[str, list[Spec]] = {}
     seen: set[tuple[str, Spec]] = set()
@@ -95,55 +95,54 @@ def collect(root: Path, args: argparse.Namespace) -> dict[str, list[Spec]]:
             by_routine.setdefault(key, []).append(spec)
 
     raw_without_routine: list[Path] = []
-    for path in fuzzinput.case_files(args.dir):
+    for path in fuzzinput.case_files(opts.dir):
         kind, content = fuzzinput.read_case_file(path)
         if kind == "spec":
             options = regressions.header(path).get("options", "")
             for name, fields in content:
-                name = name or args.routine
+                name = name or opts.routine
                 if not name:
                     raise CopyfuzzError(f"{path}: its specs name no routine: say which with --routine NAME")
-                key = _resolve(root, name, cache, args, options, str(path))
+                key = _resolve(root, name, cache, opts, options, str(path))
                 r = cache[key]
                 try:
                     add(key, parse_fields(r.name, r.kind, fields))
                 except CopyfuzzError as e:
                     raise CopyfuzzError(f"{path}: {e}") from None
-        elif args.routine:
-            key = _resolve(root, args.routine, cache, args)
+        elif opts.routine:
+            key = _resolve(root, opts.routine, cache, opts)
             r = cache[key]
             assert isinstance(content, bytes)
-            add(key, fuzzinput.decode(root, content, r.kind, args.max_len, r.name, args.granule or 0))
+            add(key, fuzzinput.decode(root, content, r.kind, opts.max_len, r.name, opts.granule))
         else:
             raw_without_routine.append(path)
     if raw_without_routine:
-        raise CopyfuzzError(f"{args.dir} holds {len(raw_without_routine)} raw fuzzer inputs (e.g. "
+        raise CopyfuzzError(f"{opts.dir} holds {len(raw_without_routine)} raw fuzzer inputs (e.g. "
                             f"{raw_without_routine[0].name}): say which routine they are for with --routine NAME")
-    args._routines = cache
-    return by_routine
+    return by_routine, cache
 
 
 def run_replay(root: Path, args: argparse.Namespace) -> int:
-    baseline = known.from_args(args)
-    known.check_output(args)
-    if not args.dir.is_dir():
-        raise CopyfuzzError(f"{args.dir} is not a directory")
-    by_routine = collect(root, args)
+    opts = ReplayOptions.from_args(args)
+    baseline = known.from_options(opts.known)
+    known.check_output(opts.known)
+    if not opts.dir.is_dir():
+        raise CopyfuzzError(f"{opts.dir} is not a directory")
+    by_routine, cache = collect(root, opts)
     if not by_routine:
-        raise CopyfuzzError(f"no cases under {args.dir} (spec files or raw fuzzer inputs)")
-    cache: dict[str, Routine] = args._routines
+        raise CopyfuzzError(f"no cases under {opts.dir} (spec files or raw fuzzer inputs)")
     routines = [cache[key] for key in by_routine]
     # --granule, or a spec's granule=16: only a routine that can tag memory runs it (one
     # line, as repro and sweep say it), not the executor's refusal mid-replay
     for key, routine in zip(by_routine, routines, strict=True):
-        granule = max([args.granule or 0, *(s.granule for s in by_routine[key])])
+        granule = max([opts.granule, *(s.granule for s in by_routine[key])])
         targets.require_mte([(routine.name, routine.arch)], granule)
     build.build_host(root, ["plugin"])
     build.build_routines(root, routines)
     build.check_runners(routines)
     out: list[Replayed] = []
     for key, routine in zip(by_routine, routines, strict=True):
-        rep = Replayed(routine, args.profile or routine.profile, by_routine[key])
+        rep = Replayed(routine, opts.profile or routine.profile, by_routine[key])
         sym = routine_symbolizer(root, routine, {})
         for spec, result in zip(rep.specs, run_specs(root, routine, rep.profile, rep.specs), strict=True):
             rep.failed_cases += bool(result.errors)
@@ -161,7 +160,7 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
             rep.new_cases += new
         out.append(rep)
     failed = any(r.new_cases for r in out)
-    if args.json:
+    if opts.json:
         print(json.dumps([{"routine": r.routine.name, "options": r.routine.repro_options,
                            "profile": r.profile, "cases": len(r.specs),
                            "failing_cases": r.failed_cases, "new_failing_cases": r.new_cases,
@@ -194,7 +193,8 @@ def run_replay(root: Path, args: argparse.Namespace) -> int:
             emit(console, f"known findings ({escape(str(baseline.path))}): "
                           f"{sum(len(r.unique) for r in out) - fresh} accepted, "
                           f"{'[red]' if fresh else ''}{fresh} new{'[/]' if fresh else ''}")
-    if getattr(args, "write_known", None) is not None:
-        known.write(args.write_known, [known.Finding(r.routine.name, cls, pc) for r in out for cls, pc in r.unique],
+    if opts.known.write_known is not None:
+        known.write(opts.known.write_known,
+                    [known.Finding(r.routine.name, cls, pc) for r in out for cls, pc in r.unique],
                     [r.routine.name for r in out])
     return 1 if failed else 0

@@ -15,14 +15,16 @@ import argparse
 import json
 import sys
 import typing
+from dataclasses import replace
 from pathlib import Path
 
 from . import build, executor, fuzzinput, plan, records, regressions, signals, targets
 from .elfinfo import Symbolizer, routine_symbolizer, where
 from .errors import CopyfuzzError
+from .options import ReproOptions
 from .plugin import VIOL_LOAD_OOB, VIOL_OVERREAD, VIOL_STORE_OOB, PluginMemory
 from .routines import Routine, discover, find
-from .selection import apply_saved_options, file_options_given, file_routines, is_file_spec, with_isa
+from .selection import file_routines, is_file_spec, with_isa
 from .session import Need, Session, routine_argv
 from .spec import Spec, format_spec, from_case, parse_fields, split_routine
 from .ui import emit, escape, new_table, plural, stdout_console
@@ -337,76 +339,80 @@ def _print(spec: Spec, profile: str, result: records.Result, report: dict[str, o
                 emit(console, f"    {mark} {r['address']:#x}  {escape(str(r['where'])):<28} {escape(str(r['insn']))}")
 
 
-def _routine(root: Path, args: argparse.Namespace, name: str) -> Routine:
+def _routine(root: Path, opts: ReproOptions, name: str) -> Routine:
     """A bundled routine, or 'path/file.S:symbol' built like `copyfuzz check` builds it."""
+    target = opts.target
     if is_file_spec(name):
         path, symbol = name.rsplit(":", 1)
-        args.symbol = [symbol]
-        return file_routines(root, path, args, args.profile or "linux")[0]
-    if file_options_given(args):
-        raise CopyfuzzError(f"{', '.join(file_options_given(args))}: for FILE.S:SYMBOL specs only")
-    return with_isa(find(discover(root), name), args.xlen, args)
+        target = replace(target, file=replace(target.file, symbol=(symbol,)))
+        return file_routines(root, path, target, opts.profile or "linux")[0]
+    if target.file.given():
+        raise CopyfuzzError(f"{', '.join(target.file.given())}: for FILE.S:SYMBOL specs only")
+    return with_isa(find(discover(root), name), target.xlen, target.isa)
 
 
-def spec_argument(args: argparse.Namespace) -> tuple[str, str | bytes]:
-    """(routine name, spec fields) or, for a raw fuzzer input, (routine name, its bytes)."""
-    path = Path(args.spec)
+def spec_argument(opts: ReproOptions, audit_on: bool = True) -> tuple[str, str | bytes, ReproOptions]:
+    """(routine name, spec fields) or, for a raw fuzzer input, (routine name, its bytes); and
+    the options as a .spec file settles them: what its `# options:` line saved filled in,
+    and (audit_on, repro's) --memcheck on when its class comes from the memory audit."""
+    path = Path(opts.spec)
     if not path.is_file():
-        if getattr(args, "routine", None):
+        if opts.routine:
             why = "no such file" if not path.exists() else "not a regular file"
-            raise CopyfuzzError(f"{args.spec}: {why} (--routine is for a FILE argument: a spec file or a raw "
+            raise CopyfuzzError(f"{opts.spec}: {why} (--routine is for a FILE argument: a spec file or a raw "
                                 "fuzzer input)")
-        return split_routine(args.spec)
+        name, fields = split_routine(opts.spec)
+        return name, fields, opts
     kind, content = fuzzinput.read_case_file(path)
     if kind == "spec":
         if not content:
             raise CopyfuzzError(f"{path}: no case spec in it")
         routine, fields = content[0]
-        routine = routine or getattr(args, "routine", None)
+        routine = routine or opts.routine
         if not routine:
             raise CopyfuzzError(f"{path}: its spec names no routine: say which with --routine NAME")
         head = regressions.header(path)
         options = head.get("options")
         if options:  # a file routine's build, any routine's --xlen and --isa
-            apply_saved_options(args, options, str(path))
+            opts = replace(opts, target=opts.target.with_saved(options, str(path)))
         named = (head.get("class", ""), *head.get("classes", "").split(","))
         audit = [c for c in named if c in records.MEMCHECK_CLASSES]
-        if audit and not args.memcheck:  # replay runs it under the audit too: they must agree
-            args.memcheck = True
+        if audit_on and audit and not opts.memcheck:  # replay runs it under the audit too: they must agree
+            opts = replace(opts, memcheck=True)
             print(f"copyfuzz: {path}: its class {audit[0]} comes from the memory audit: --memcheck on",
                   file=sys.stderr)
-        return routine, fields
+        return routine, fields, opts
     if kind == "hypothesis":
-        if not getattr(args, "routine", None):
+        if not opts.routine:
             raise CopyfuzzError(f"{path} is a Hypothesis failure: say which routine it is for with --routine NAME")
         assert isinstance(content, records.Case)
-        return args.routine, format_spec(from_case(args.routine, content)).rpartition(":")[2]
-    if not getattr(args, "routine", None):
+        return opts.routine, format_spec(from_case(opts.routine, content)).rpartition(":")[2], opts
+    if not opts.routine:
         raise CopyfuzzError(f"{path} is a raw fuzzer input: say which routine it is for with --routine NAME")
     assert isinstance(content, bytes)
-    return args.routine, content
+    return opts.routine, content, opts
 
 
 def run_repro(root: Path, args: argparse.Namespace) -> int:
-    name, rest = spec_argument(args)
-    routine = _routine(root, args, name)
+    name, rest, opts = spec_argument(ReproOptions.from_args(args))
+    routine = _routine(root, opts, name)
     if isinstance(rest, bytes):
-        spec = fuzzinput.decode(root, rest, routine.kind, args.max_len, routine.name, args.granule or 0)
+        spec = fuzzinput.decode(root, rest, routine.kind, opts.max_len, routine.name, opts.granule)
     else:
         try:
             spec = parse_fields(routine.name, routine.kind, rest)
         except CopyfuzzError as e:  # a spec from a file: say which file, as replay does
-            raise CopyfuzzError(f"{args.spec}: {e}" if Path(args.spec).is_file() else str(e)) from None
+            raise CopyfuzzError(f"{opts.spec}: {e}" if Path(opts.spec).is_file() else str(e)) from None
     targets.require_mte([(routine.name, routine.arch)], spec.granule)
-    profile = args.profile or routine.profile
+    profile = opts.profile or routine.profile
     build.build_routines(root, [routine])
     build.check_runner(routine.xlen, routine.arch)
     info = executor.info(routine_argv(root, routine))
-    memcheck = args.memcheck or "memcheck" in routine.needs
+    memcheck = opts.memcheck or "memcheck" in routine.needs
     if memcheck:
         build.build_host(root, ["plugin"])
     # The plugin only for the memory audit (natively refused): a plain repro runs as the sweep does.
-    with Session(root, routine, Need.MEMCHECK if memcheck else Need.NONE, timeout_ms=args.timeout_ms,
+    with Session(root, routine, Need.MEMCHECK if memcheck else Need.NONE, timeout_ms=opts.timeout_ms,
                  granule=spec.granule) as server:
         result = server.accepted(server.run(spec.to_case(profile)))
         died = server.last_death
@@ -432,7 +438,7 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
             v["pc_symbol"] = where(sym, v["pc"])
             v["address_relative"] = relative_address(v["address"], spec, result)
         report["memcheck"] = memory
-    if args.json:
+    if opts.json:
         print(json.dumps(report, indent=2))
     else:
         _print(spec, profile, result, report)

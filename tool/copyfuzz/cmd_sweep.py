@@ -23,6 +23,8 @@ from .errors import CopyfuzzError
 from .executor import NewClassCase
 from .findings import FindingsLog
 from .known import Entry as KnownEntry
+from .options import DEFAULT_MAX_LEN as DEFAULT_MAX_LEN
+from .options import SweepOptions
 from .reach import PROBE_TIMEOUT_MS, Probe, Reach, probe_lengths, probe_shapes, reach
 from .routines import Routine
 from .selection import bundled_routines, runnable
@@ -185,83 +187,77 @@ class RoutineSweep:
         return out
 
 
-DEFAULT_MAX_LEN = 256
-
-
-def check_sweep_args(args: argparse.Namespace) -> None:
-    args.max_len_given = args.max_len is not None
-    if args.max_len is None:
-        args.max_len = DEFAULT_MAX_LEN
-    if args.min_len > args.max_len:
-        raise CopyfuzzError(f"--min-len {args.min_len} is above --max-len {args.max_len}")
-    if args.seed is not None and not args.random:
+def check_sweep_args(opts: SweepOptions) -> known.Baseline | None:
+    """What can be refused before the build and the sweep; the --known baseline, read."""
+    if opts.seed is not None and not opts.random:
         raise CopyfuzzError("--seed only makes sense with --random N")
-    if args.random_max_len is not None and not args.random:
+    if opts.random_max_len is not None and not opts.random:
         raise CopyfuzzError("--random-max-len only makes sense with --random N")
-    files.check_dir(args.findings, "--findings")  # before the build and the sweep
-    args.baseline = known.from_args(args)
-    known.check_output(args)
+    files.check_dir(opts.findings, "--findings")  # before the build and the sweep
+    baseline = known.from_options(opts.known)
+    known.check_output(opts.known)
+    return baseline
 
 
-def _chosen(root: Path, args: argparse.Namespace) -> list[Routine]:
-    chosen = bundled_routines(root, args.routines, args.xlen, args=args)
-    if args.mutants:
+def _chosen(root: Path, opts: SweepOptions) -> list[Routine]:
+    target = opts.target
+    chosen = bundled_routines(root, opts.routines, target.xlen, isa=target.isa)
+    if opts.mutants:
         names = {r.name for r in chosen}
-        chosen += [r for r in runnable(root, args.xlen, args) if r.is_mutant and r.name not in names]
+        chosen += [r for r in runnable(root, target.xlen, target.isa) if r.is_mutant and r.name not in names]
     if not chosen:
         raise CopyfuzzError(f"no routines to sweep (nothing under {root / 'arch'})")
-    check_granule(args, chosen)
+    check_granule(opts, chosen)
     return chosen
 
 
-def check_granule(args: argparse.Namespace, chosen: list[Routine]) -> None:
+def check_granule(opts: SweepOptions, chosen: list[Routine]) -> None:
     """--granule 16 needs memory tagging: arm64's MTE."""
-    targets.require_mte([(r.name, r.arch) for r in chosen], getattr(args, "granule", None) or 0)
+    targets.require_mte([(r.name, r.arch) for r in chosen], opts.granule)
 
 
-def routine_max_len(args: argparse.Namespace, routine: Routine) -> int:
+def routine_max_len(opts: SweepOptions, routine: Routine) -> int:
     """The sweep's longest n for this routine: --max-len when given, else the default
     lowered to the routine's max-len= line (never below --min-len)."""
-    if getattr(args, "max_len_given", True) or not routine.max_len:
-        return int(args.max_len)
-    return max(int(args.min_len), min(int(args.max_len), routine.max_len))
+    if opts.max_len_given or not routine.max_len:
+        return opts.max_len
+    return max(opts.min_len, min(opts.max_len, routine.max_len))
 
 
-def sweep_plan(cfref: plan.CfRef, args: argparse.Namespace, routine: Routine, profile: str,
+def sweep_plan(cfref: plan.CfRef, opts: SweepOptions, routine: Routine, profile: str,
                seed: int) -> plan.SweepPlan:
-    return plan.SweepPlan(cfref, routine.kind, profile, routine.xlen, routine_max_len(args, routine), args.min_len,
-                          args.random or 0, seed if args.random else 0, args.random_max_len,
-                          getattr(args, "granule", None) or 0)
+    return plan.SweepPlan(cfref, routine.kind, profile, routine.xlen, routine_max_len(opts, routine), opts.min_len,
+                          opts.random, seed if opts.random else 0, opts.random_max_len, opts.granule)
 
 
 def _sweep_one(
     root: Path,
-    args: argparse.Namespace,
+    opts: SweepOptions,
     routine: Routine,
     seed: int,
     log: FindingsLog,
     progress: Progress | None,
     cfref: plan.CfRef,
 ) -> RoutineSweep:
-    profile = args.profile or routine.profile
-    out = RoutineSweep(routine, profile, max_len=routine_max_len(args, routine))
+    profile = opts.profile or routine.profile
+    out = RoutineSweep(routine, profile, max_len=routine_max_len(opts, routine))
     argv = routine_argv(root, routine)
     task = progress.add_task(routine.name, total=None) if progress else None
-    memcheck = uses_memcheck(args, routine)
+    memcheck = uses_memcheck(opts, routine)
     # One plugin memory per shard: the memory audit (natively refused), or the counts alone.
-    plugins = ([plugin_memory(root, routine, Need.MEMCHECK if memcheck else Need.COVERAGE) for _ in range(args.jobs)]
-               if memcheck or measures_reach(args, routine) else None)
+    plugins = ([plugin_memory(root, routine, Need.MEMCHECK if memcheck else Need.COVERAGE) for _ in range(opts.jobs)]
+               if memcheck or measures_reach(opts, routine) else None)
     out.memcheck = memcheck
-    out.granule = getattr(args, "granule", None) or 0
+    out.granule = opts.granule
     try:
         # A mutant is caught once its expected classes show: no need to finish the sweep.
         stop_mask = records.class_mask(routine.expect) if routine.is_mutant else 0
-        events = executor.sweep(argv, sweep_plan(cfref, args, routine, profile, seed), jobs=args.jobs,
-                                timeout_ms=args.timeout_ms, stop_mask=stop_mask, plugins=plugins,
+        events = executor.sweep(argv, sweep_plan(cfref, opts, routine, profile, seed), jobs=opts.jobs,
+                                timeout_ms=opts.timeout_ms, stop_mask=stop_mask, plugins=plugins,
                                 label=routine.name)
         return consume_events(events, out, log, progress, task)
     finally:
-        if plugins is not None and measures_reach(args, routine):
+        if plugins is not None and measures_reach(opts, routine):
             out.executed = set().union(*(p.insn_counts() for p in plugins))
         for p in plugins or []:
             p.close()
@@ -300,16 +296,16 @@ def shared_sweep(first: RoutineSweep, routine: Routine, log: FindingsLog) -> Rou
     return out
 
 
-def measures_reach(args: argparse.Namespace, routine: Routine) -> bool:
+def measures_reach(opts: SweepOptions, routine: Routine) -> bool:
     """Does the sweep count what of the routine ran (the plugin, against the audit's
     listing)? Under QEMU with the audit (natively there is no plugin); not for a mutant,
     whose sweep stops at its class."""
-    return not args.no_audit and plugin_runs(routine) and not routine.is_mutant
+    return not opts.no_audit and plugin_runs(routine) and not routine.is_mutant
 
 
-def uses_memcheck(args: argparse.Namespace, routine: Routine) -> bool:
+def uses_memcheck(opts: SweepOptions, routine: Routine) -> bool:
     """--memcheck, or a mutant only the plugin can catch."""
-    return bool(getattr(args, "memcheck", False)) or "memcheck" in routine.needs
+    return opts.memcheck or "memcheck" in routine.needs
 
 
 def consume_events(events: "Iterator[object]", out: RoutineSweep, log: FindingsLog,
@@ -336,45 +332,46 @@ def consume_events(events: "Iterator[object]", out: RoutineSweep, log: FindingsL
 
 
 def run_sweep(root: Path, args: argparse.Namespace) -> int:
-    check_sweep_args(args)
-    chosen = _chosen(root, args)
+    opts = SweepOptions.from_args(args)
+    baseline = check_sweep_args(opts)
+    chosen = _chosen(root, opts)
     build.build_routines(root, chosen)
-    return sweep_and_report(root, args, chosen)
+    return sweep_and_report(root, opts, chosen, baseline)
 
 
-def build_plugin_if_needed(root: Path, args: argparse.Namespace, chosen: list[Routine]) -> None:
-    if any(uses_memcheck(args, r) or measures_reach(args, r) for r in chosen):
+def build_plugin_if_needed(root: Path, opts: SweepOptions, chosen: list[Routine]) -> None:
+    if any(uses_memcheck(opts, r) or measures_reach(opts, r) for r in chosen):
         build.build_host(root, ["plugin"])
 
 
-def sweep_routines(root: Path, args: argparse.Namespace, chosen: list[Routine], seed: int, log: FindingsLog,
+def sweep_routines(root: Path, opts: SweepOptions, chosen: list[Routine], seed: int, log: FindingsLog,
                    progress: Progress | None) -> list[RoutineSweep]:
     """Audit, then sweep, built routines, one after the other (each with --jobs executors);
     what each found, with the audit and the signals that ended reproducers."""
-    build_plugin_if_needed(root, args, chosen)
+    build_plugin_if_needed(root, opts, chosen)
     cfref = plan.load(root)
     build.check_runners(chosen)
     infer.flush()  # what was worked out about a file's routines, before the work
-    audits = {} if args.no_audit else {r.name: audit_routine(root, r) for r in chosen}
+    audits = {} if opts.no_audit else {r.name: audit_routine(root, r) for r in chosen}
     twins = same_code(root, chosen)
     results: list[RoutineSweep] = []
     for i, routine in enumerate(chosen):
         first = twins.get(i)
-        results.append(_sweep_one(root, args, routine, seed, log, progress, cfref) if first is None
+        results.append(_sweep_one(root, opts, routine, seed, log, progress, cfref) if first is None
                        else shared_sweep(results[first], routine, log))
     for r in results:
         r.audit = audits.get(r.routine.name)
         if r.audit is not None and r.executed is not None:
             r.reach = reach(r.audit, r.executed, source_lines(root / r.routine.elf))
             if not r.reach.complete and r.same_code_as is None:
-                probe_past_the_sweep(root, args, r, log)
+                probe_past_the_sweep(root, opts, r, log)
         r.ended = ending_signals(root, r)
         r.unfollowed = unfollowed_jumps(root, r)
         refuse_unrunnable(r)
     return results
 
 
-def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, log: FindingsLog) -> None:
+def probe_past_the_sweep(root: Path, opts: SweepOptions, r: RoutineSweep, log: FindingsLog) -> None:
     """Where what the sweep never ran does run (reach.probe_shapes at each probe length):
     under the plugin, the first probe case that ran each address, its n narrowed down by
     bisection between the length before (which did not run it) and its own. A probe case
@@ -385,7 +382,7 @@ def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, 
     r.reach.probe = probe = Probe(lengths, routine=r.routine.name)
     # Its cases are up to 256 times the sweep's longest: a per-case watchdog of the sweep's
     # 500 ms could call a slow but correct 64 KiB copy on a loaded machine a hang.
-    timeout_ms = max(args.timeout_ms or records.EXEC_TIMEOUT_MS_DEFAULT, PROBE_TIMEOUT_MS)
+    timeout_ms = max(opts.timeout_ms or records.EXEC_TIMEOUT_MS_DEFAULT, PROBE_TIMEOUT_MS)
     # The counts only (--plugin-coverage-only): the probe asks what ran, not what the audit says.
     with Session(root, r.routine, Need.COVERAGE, timeout_ms=timeout_ms) as server:
         plugin = server.plugin
@@ -448,39 +445,39 @@ def probe_past_the_sweep(root: Path, args: argparse.Namespace, r: RoutineSweep, 
 Extension = Callable[[list["RoutineSweep"]], tuple[str, object, list[str]]]
 
 
-def sweep_and_report(root: Path, args: argparse.Namespace, chosen: list[Routine],
+def sweep_and_report(root: Path, opts: SweepOptions, chosen: list[Routine], baseline: known.Baseline | None,
                      extend: Extension | None = None) -> int:
-    """Audit, then sweep, built routines; report (with what `extend` adds); the exit status."""
-    seed = args.seed if args.seed is not None else secrets.randbits(32)
-    log = FindingsLog(args.findings)
-    show_progress = not args.json and sys.stderr.isatty()
+    """Audit, then sweep, built routines; report (with what `extend` adds, and judged by
+    the --known baseline); the exit status."""
+    seed = opts.seed if opts.seed is not None else secrets.randbits(32)
+    log = FindingsLog(opts.findings)
+    show_progress = not opts.json and sys.stderr.isatty()
     try:
         if show_progress:
             with progress_bar() as progress:
-                results = sweep_routines(root, args, chosen, seed, log, progress)
+                results = sweep_routines(root, opts, chosen, seed, log, progress)
         else:
-            results = sweep_routines(root, args, chosen, seed, log, None)
+            results = sweep_routines(root, opts, chosen, seed, log, None)
     finally:
         log.close()
-    baseline: known.Baseline | None = getattr(args, "baseline", None)
     for r in results:
         judge_known(root, r, baseline)
     added = extend(results) if extend is not None else None
 
-    if args.json:
-        report = _json_report(args, seed, results)
+    if opts.json:
+        report = _json_report(opts, seed, results, baseline)
         if added is not None:
             report[added[0]] = added[1]
         if log.error is not None:  # exit 2 below: the one object says why (cli.py prints no second one)
             report.update(error=log.error, details="")
         print(json.dumps(report, indent=2))
     else:
-        _print_report(args, seed, results, log)
+        _print_report(opts, seed, results, log, baseline)
         for line in added[2] if added is not None else []:
             print(line)
     log.check()  # a findings file that could not be written: exit 2, after the results
-    if getattr(args, "write_known", None) is not None:
-        known.write(args.write_known, [known.Finding(r.routine.name, c, r.pcs.get(c))
+    if opts.known.write_known is not None:
+        known.write(opts.known.write_known, [known.Finding(r.routine.name, c, r.pcs.get(c))
                                        for r in results for c in r.findings],
                     [r.routine.name for r in results])
     return 1 if any(r.failed for r in results) else 0
@@ -534,17 +531,17 @@ def ending_signals(root: Path, r: RoutineSweep) -> dict[str, dict[str, object]]:
     return out
 
 
-def _json_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep]) -> dict[str, object]:
+def _json_report(opts: SweepOptions, seed: int, results: list[RoutineSweep],
+                 baseline: known.Baseline | None) -> dict[str, object]:
     report: dict[str, object] = {
-        "profile": args.profile,  # null: each routine's declared profile
-        "max_len": args.max_len,
-        "min_len": args.min_len,
-        "jobs": args.jobs,
-        "xlen": args.xlen,
+        "profile": opts.profile,  # null: each routine's declared profile
+        "max_len": opts.max_len,
+        "min_len": opts.min_len,
+        "jobs": opts.jobs,
+        "xlen": opts.target.xlen,
     }
-    if args.random:
-        report["random"] = {"cases": args.random, "seed": seed, "max_len": args.random_max_len or 65536}
-    baseline = getattr(args, "baseline", None)
+    if opts.random:
+        report["random"] = {"cases": opts.random, "seed": seed, "max_len": opts.random_max_len or 65536}
     report["known"] = baseline.to_json() if baseline is not None else None
     report["routines"] = [r.to_json() for r in results]
     return report
@@ -566,31 +563,32 @@ def _findings_cell(r: RoutineSweep) -> str:
     return ", ".join(filter(None, [f"[red]{new}[/]" if new else "", f"[yellow]{old} (known)[/]" if old else ""]))
 
 
-def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSweep], log: FindingsLog) -> None:
+def _print_report(opts: SweepOptions, seed: int, results: list[RoutineSweep], log: FindingsLog,
+                  baseline: known.Baseline | None) -> None:
     console = stdout_console()
     routines = [r for r in results if not r.routine.is_mutant]
     mutants = [r for r in results if r.routine.is_mutant]
-    header = f"max-len {args.max_len}"
-    if args.min_len:
-        header = f"n {args.min_len}..{args.max_len}"
-    if args.random:
-        header += f", {args.random} random cases (seed {seed})"
-    header += f", {args.jobs} job{'s' if args.jobs != 1 else ''}"
-    if args.xlen == 32:  # RV32 is RISC-V's name for it; ARM is 32-bit with or without --xlen
+    header = f"max-len {opts.max_len}"
+    if opts.min_len:
+        header = f"n {opts.min_len}..{opts.max_len}"
+    if opts.random:
+        header += f", {opts.random} random cases (seed {seed})"
+    header += f", {opts.jobs} job{'s' if opts.jobs != 1 else ''}"
+    if opts.target.xlen == 32:  # RV32 is RISC-V's name for it; ARM is 32-bit with or without --xlen
         header += ", RV32" if all(r.routine.arch == "riscv" for r in results) else ", 32-bit"
-    if getattr(args, "file", None):
-        header = f"{args.file}, {header}"
-    if args.profile:
-        header += f", profile {args.profile} for all"
-    if getattr(args, "memcheck", False):
+    if opts.file:
+        header = f"{opts.file}, {header}"
+    if opts.profile:
+        header += f", profile {opts.profile} for all"
+    if opts.memcheck:
         header += ", memcheck (QEMU plugin)"
-    if getattr(args, "cpu", None):
-        header += f", QEMU CPU {args.cpu}"
-    if getattr(args, "granule", None):
-        header += f", faults at {args.granule}-byte MTE tag granules"
+    if opts.target.file.cpu:
+        header += f", QEMU CPU {opts.target.file.cpu}"
+    if opts.granule:
+        header += f", faults at {opts.granule}-byte MTE tag granules"
 
     if routines:
-        command = "check" if getattr(args, "file", None) else "sweep"
+        command = "check" if opts.file else "sweep"
         table = new_table(title=f"{command}: {header}", title_justify="left", show_edge=False, pad_edge=False)
         for column in ("routine", "kind", "profile", "cases", "cases/s", "findings", "notes", "audit"):
             table.add_column(column, justify="right" if column.startswith("cases") else "left")
@@ -612,7 +610,7 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
             if r.reach is not None and not r.reach.complete:
                 _print_never_ran(console, r)
             elif r.executed is None and not r.routine.is_mutant:
-                why = "--no-audit" if args.no_audit else "natively, no QEMU plugin"
+                why = "--no-audit" if opts.no_audit else "natively, no QEMU plugin"
                 emit(console, f"  {escape(r.routine.name)}: what of it ran was not measured ({why})")
             if r.observed:
                 _print_classes(console, r)
@@ -645,7 +643,6 @@ def _print_report(args: argparse.Namespace, seed: int, results: list[RoutineSwee
                 r.spec(r.routine.expect[0]) or "-",
             )
         emit(console, table)
-    baseline: known.Baseline | None = getattr(args, "baseline", None)
     if baseline is not None:
         accepted = sum(len(r.known) for r in results)
         new = sum(len(r.new_findings) for r in results)

@@ -33,11 +33,14 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from . import atomic, files, records
 from .elfinfo import Symbolizer, where
 from .errors import CopyfuzzError
+
+if TYPE_CHECKING:
+    from .options import KnownOptions
 
 ANY_PC = "*"
 _NAME = re.compile(r"[A-Za-z_.$][A-Za-z0-9_.$@]*")
@@ -207,18 +210,16 @@ def load(path: Path, classes: tuple[str, ...] | None = None) -> Baseline:
     return Baseline(path, parse(files.read_input_text(path, "--known", MAX_BYTES), str(path), classes))
 
 
-def from_args(args: object, classes: tuple[str, ...] | None = None) -> Baseline | None:
-    """The --known baseline of a command's arguments (None without one), read and checked
+def from_options(opts: KnownOptions, classes: tuple[str, ...] | None = None) -> Baseline | None:
+    """The --known baseline of a command's options (None without one), read and checked
     before anything runs."""
-    path = getattr(args, "known", None)
-    return load(Path(path), classes) if path is not None else None
+    return load(Path(opts.known), classes) if opts.known is not None else None
 
 
-def check_output(args: object) -> None:
+def check_output(opts: KnownOptions) -> None:
     """--write-known's file: checked before the run (files.check_file)."""
-    path = getattr(args, "write_known", None)
-    if path is not None:
-        files.check_file(Path(path), "--write-known")
+    if opts.write_known is not None:
+        files.check_file(Path(opts.write_known), "--write-known")
 
 
 def judge(baseline: Baseline | None, finding: Finding) -> Entry | None:

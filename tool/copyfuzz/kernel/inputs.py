@@ -4,12 +4,13 @@ fragment, turned into a build.Request. One line and exit 2 for anything wrong.""
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path, PurePosixPath
+from typing import Sequence
 
 from .. import paths, targets
 from ..errors import CopyfuzzError
+from ..options import KernelBuildOptions
 from . import build, source
 
 MAX_REPLACEMENT = 16 << 20  # bytes: a source file, not a disk image
@@ -50,7 +51,7 @@ def file_of_tree(root: Path, rel: str) -> bool:
     return here.is_file()
 
 
-def _replacement_specs(specs: list[str]) -> list[tuple[str, Path]]:
+def _replacement_specs(specs: Sequence[str]) -> list[tuple[str, Path]]:
     """--replace's PATH=FILE words, checked without the tree: (path, file)."""
     out: list[tuple[str, Path]] = []
     for spec in specs:
@@ -64,7 +65,7 @@ def _replacement_specs(specs: list[str]) -> list[tuple[str, Path]]:
     return out
 
 
-def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes], ...]:
+def replacements(specs: Sequence[str], src: source.Source) -> tuple[tuple[str, bytes], ...]:
     out: dict[str, bytes] = {}
     for rel, file in _replacement_specs(specs):
         if not file_of_tree(src.root, rel):
@@ -74,42 +75,42 @@ def replacements(specs: list[str], src: source.Source) -> tuple[tuple[str, bytes
     return tuple(sorted(out.items()))
 
 
-def check(root: Path, args: argparse.Namespace) -> None:
+def check(root: Path, opts: KernelBuildOptions) -> None:
     """Everything that can be refused before packages are installed or a source is
     extracted: the build directory (make must be able to take it), the replacements'
     words and files, the fragment, a tree's shape."""
     paths.make_vars(root)
-    for _, file in _replacement_specs(args.replace):
+    for _, file in _replacement_specs(opts.replace):
         read_limited(file, "--replace")
-    if args.config is not None:
-        user = build.parse_fragment(read_limited(args.config, "--config").decode(errors="replace"), str(args.config))
-        ours = {o.name: o for name in ("common.config", f"{args.arch}.config")
+    if opts.config is not None:
+        user = build.parse_fragment(read_limited(opts.config, "--config").decode(errors="replace"), str(opts.config))
+        ours = {o.name: o for name in ("common.config", f"{opts.arch}.config")
                 for o in build.parse_fragment((build.CONFIG_DIR / name).read_text(), f"kernel/config/{name}")}
         for o in user:
             mine = ours.get(o.name)
             if mine is not None and not mine.optional and mine.value != o.value:
-                raise CopyfuzzError(f"--config {args.config}: {o.name}={o.value} contradicts {mine.origin}, which "
+                raise CopyfuzzError(f"--config {opts.config}: {o.name}={o.value} contradicts {mine.origin}, which "
                                     f"needs {o.name}={mine.value} (the prober's VM depends on it)")
-    if args.tree is not None:
-        source.check_tree(args.tree)
+    if opts.tree is not None:
+        source.check_tree(opts.tree)
 
 
-def request(root: Path, args: argparse.Namespace, jobs: int | None = None,
+def request(root: Path, opts: KernelBuildOptions, jobs: int | None = None,
             extra: tuple[tuple[str, bytes], ...] = ()) -> build.Request:
     """extra: replacements the command adds itself (confirm's FILE), after --replace's."""
-    arch = targets.get(args.arch)
-    if args.tree is not None:
-        src = source.tree(args.tree)
+    arch = targets.get(opts.arch)
+    if opts.tree is not None:
+        src = source.tree(opts.tree)
     else:
-        src = source.debian(args.source, build.kernel_dir(root) / "sources")
+        src = source.debian(opts.source, build.kernel_dir(root) / "sources")
     fragment = ""
-    if args.config is not None:
-        fragment = read_limited(args.config, "--config").decode(errors="replace")
-        build.parse_fragment(fragment, str(args.config))  # bad lines: one error now, not after the build
-    repl = dict(replacements(args.replace, src))
+    if opts.config is not None:
+        fragment = read_limited(opts.config, "--config").decode(errors="replace")
+        build.parse_fragment(fragment, str(opts.config))  # bad lines: one error now, not after the build
+    repl = dict(replacements(opts.replace, src))
     for rel, content in extra:
         if rel in repl:
             raise CopyfuzzError(f"--replace {rel}: that is the file being confirmed")
         repl[rel] = content
     return build.Request(arch, src, tuple(sorted(repl.items())), fragment,
-                         str(args.config) if args.config else "", jobs or os.cpu_count() or 1)
+                         str(opts.config) if opts.config else "", jobs or os.cpu_count() or 1)

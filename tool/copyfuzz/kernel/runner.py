@@ -8,7 +8,6 @@ arguments, the merged VM result and the host's.
 
 from __future__ import annotations
 
-import argparse
 import os
 import secrets
 import shutil
@@ -21,6 +20,7 @@ from typing import Callable
 from .. import build as mk
 from .. import files, known, paths, targets
 from ..errors import CopyfuzzError
+from ..options import KernelSweepOptions
 from . import build as kbuild
 from . import inputs, report
 from .sweep import Result, run_host, run_vm
@@ -28,20 +28,20 @@ from .sweep import Result, run_host, run_vm
 PROBER_OPTIONS = ("syscalls", "max_len", "sizes", "koffs", "segs", "prots", "timeout", "hang_budget")
 
 
-def prober_args(args: argparse.Namespace) -> list[str]:
+def prober_args(opts: KernelSweepOptions) -> list[str]:
     out: list[str] = []
     for name in PROBER_OPTIONS:
-        value = getattr(args, name, None)
+        value = getattr(opts, name)  # a field of the options, by the prober's option name
         if value is not None:
             out += [f"--{name.replace('_', '-')}", str(value)]
     return out
 
 
-def arch_defaults(args: argparse.Namespace, arch: targets.Arch) -> tuple[list[str], list[str]]:
+def arch_defaults(opts: KernelSweepOptions, arch: targets.Arch) -> tuple[list[str], list[str]]:
     """The prober arguments an architecture's default sweep adds where the user gave none
     (targets.KernelBoot.sweep_max_len), and the notes that say so in the report."""
     boot = arch.kernel
-    if boot is None or boot.sweep_max_len is None or getattr(args, "max_len", None) is not None:
+    if boot is None or boot.sweep_max_len is None or opts.max_len is not None:
         return [], []
     return (["--max-len", str(boot.sweep_max_len)],
             [f"--max-len {boot.sweep_max_len}: {arch.name}'s default, not 256: {boot.sweep_max_len_why}; "
@@ -165,27 +165,28 @@ def sweep_cases(root: Path, kernel: kbuild.Kernel, pargs: list[str], jobs: int, 
     return merged, h, workdir
 
 
-def run_sweep(root: Path, args: argparse.Namespace) -> int:
-    baseline = known.from_args(args, report.CLASSES)
-    known.check_output(args)
-    if not 0 < args.timeout <= 3600:  # NaN fails too
-        raise CopyfuzzError(f"--timeout {args.timeout}: must be in (0, 3600] seconds")
-    files.check_dir(args.findings, "--findings")
+def run_sweep(root: Path, opts: KernelSweepOptions) -> int:
+    baseline = known.from_options(opts.known, report.CLASSES)
+    known.check_output(opts.known)
+    if not 0 < opts.timeout <= 3600:  # NaN fails too
+        raise CopyfuzzError(f"--timeout {opts.timeout}: must be in (0, 3600] seconds")
+    files.check_dir(opts.findings, "--findings")
     kbuild.ensure_packages(root)
-    extra, notes = arch_defaults(args, targets.get(args.arch))
-    pargs = prober_args(args) + extra
+    arch = targets.get(opts.build.arch)
+    extra, notes = arch_defaults(opts, arch)
+    pargs = prober_args(opts) + extra
     # The prober's own word on its options (and on how many cases they make), before a build.
-    _, host_prober = probers(root, targets.get(args.arch))
+    _, host_prober = probers(root, arch)
     if report.count_cases(host_prober, pargs) == 0:
         raise CopyfuzzError(f"no cases: the options select none ({' '.join(pargs)})")
-    req = inputs.request(root, args)
+    req = inputs.request(root, opts.build)
     kernel = kbuild.build(root, req)
-    vm, host, workdir = sweep_cases(root, kernel, pargs, args.jobs, args.cpu, not args.no_host, args.timeout)
-    out = report.Report(kernel, vm, host, workdir, args.findings, baseline, pargs, notes)
+    vm, host, workdir = sweep_cases(root, kernel, pargs, opts.jobs, opts.cpu, not opts.no_host, opts.timeout)
+    out = report.Report(kernel, vm, host, workdir, opts.findings, baseline, pargs, notes)
     out.write_reproducers()
-    if args.write_known is not None:
-        out.write_known(args.write_known)
-    if args.json:
+    if opts.known.write_known is not None:
+        out.write_known(opts.known.write_known)
+    if opts.json:
         out.print_json()
     else:
         out.print_table()
