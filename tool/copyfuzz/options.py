@@ -33,6 +33,12 @@ def _opt(args: argparse.Namespace, name: str, default: Any = None) -> Any:
     return getattr(args, name, default)
 
 
+def _present(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The options of these names this command has: the ones it lacks keep the dataclass's
+    default (one default each: the parser's when it has the option, else the dataclass's)."""
+    return {name: getattr(args, name) for name in names if name in args}
+
+
 def _words(value: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(value or ())
 
@@ -294,10 +300,8 @@ class SweepOptions:
         """settled: values the command decides itself (history's random phase and findings)."""
         target = RoutineOptions.from_args(args)
         jobs = settled_jobs(_opt(args, "jobs"))
-        given: dict[str, Any] = {name: _opt(args, name, default) for name, default in (
-            ("mutants", False), ("file", None), ("profile", None), ("min_len", 0), ("random", 0), ("seed", None),
-            ("random_max_len", None), ("timeout_ms", None), ("findings", Path("findings")), ("memcheck", False),
-            ("no_audit", False), ("json", False))}
+        given = _present(args, "mutants", "file", "profile", "min_len", "random", "seed", "random_max_len",
+                         "timeout_ms", "findings", "memcheck", "no_audit", "json")
         given.update(settled)
         max_len = _opt(args, "max_len")
         out = cls(target=target, known=KnownOptions.from_args(args), routines=_words(_opt(args, "routines")),
@@ -405,9 +409,8 @@ class ReproOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReproOptions:
-        return cls(args.spec, RoutineOptions.from_args(args), _opt(args, "routine"), _opt(args, "profile"),
-                   _opt(args, "timeout_ms"), bool(_opt(args, "memcheck", False)), _opt(args, "granule") or 0,
-                   _opt(args, "max_len", RAW_MAX_LEN), bool(_opt(args, "json", False)))
+        return cls(args.spec, RoutineOptions.from_args(args), granule=_opt(args, "granule") or 0,
+                   **_present(args, "routine", "profile", "timeout_ms", "memcheck", "max_len", "json"))
 
 
 @dataclass(frozen=True)
