@@ -228,3 +228,18 @@ def test_a_spec_files_header_lands_in_the_repro_options(tmp_path: Path, capsys: 
     # confirm reads the same header, and runs no executor: no --memcheck to settle
     _, _, quiet = spec_argument(before, audit_on=False)
     assert not quiet.memcheck and quiet.target.xlen == 32 and capsys.readouterr().err == ""
+
+
+def test_confirm_reads_a_memory_audit_class_spec_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """confirm has no --memcheck: a .spec file of a memory-audit class was an AttributeError
+    traceback while the options were a Namespace; now the case's own problem is the one line."""
+    from copyfuzz.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.S").write_text("ENTRY(__asm_copy_to_user)\n")
+    (tmp_path / "c.spec").write_text("# class: load-out-of-bounds\n# options: --kind copy\n"
+                                     "f.S:__asm_copy_to_user:n=3,src_off=0,dst_off=0\n")
+    assert main(["confirm", "c.spec", "--arch", "arm64"]) == 2
+    err = capsys.readouterr().err
+    assert "confirm: neither side faults in this case" in err and "Traceback" not in err
