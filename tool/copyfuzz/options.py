@@ -141,8 +141,9 @@ class RoutineOptions:
         f = replace(f, define=f.define or tuple(check_defines(saved.define)),
                     include=f.include or saved.include, with_files=f.with_files or saved.with_files,
                     defsym=f.defsym or saved.defsym, alternative=f.alternative or saved.alternative,
-                    kind=saved.kind if f.kind is None else f.kind, arch=f.arch or saved.arch or f.arch,
-                    cpu=f.cpu or saved.cpu or f.cpu)
+                    kind=saved.kind if f.kind is None else f.kind,
+                    arch=saved.arch if not f.arch and saved.arch else f.arch,
+                    cpu=saved.cpu if not f.cpu and saved.cpu else f.cpu)
         out = replace(self, file=f, xlen=saved.xlen if self.xlen is None and saved.xlen else self.xlen)
         isa, vlen = self.isa.isa, self.isa.vlen
         if not isa and saved.isa:
