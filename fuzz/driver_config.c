@@ -284,7 +284,9 @@ static pid_t claim_owner(int fd)
 }
 
 /* Whether a process is using no CPU and never will unless someone acts: gone, dead, or
- * stopped (T, t). Pids are this pid namespace's: /tmp is not shared across them here. */
+ * stopped by job control (T). A tracing stop (t) is not idle: strace or gdb holds a
+ * process there at each system call or signal and lets it go on (as executor.py's
+ * _stopped). Pids are this pid namespace's: /tmp is not shared across them here. */
 static int owner_is_idle(pid_t pid)
 {
 	char path[64], buf[512];
@@ -300,7 +302,7 @@ static int owner_is_idle(pid_t pid)
 	const char *paren = strrchr(buf, ')'); /* "pid (name) S ...": the name may hold anything */
 	if (!paren || paren[1] != ' ')
 		return 0;
-	return strchr("TtZX", paren[2]) != NULL && paren[2] != 0;
+	return strchr("TZX", paren[2]) != NULL && paren[2] != 0;
 }
 
 /*

@@ -191,6 +191,32 @@ def test_a_cpu_whose_claimant_is_gone_is_taken_over_though_its_lock_is_held(tmp_
         b.wait()
 
 
+def test_a_cpu_whose_claimant_a_tracer_holds_stays_taken(tmp_path: Path, started: list[int]) -> None:
+    """A claimant in a tracing stop ("t": strace or gdb holds it at a system call or
+    signal, then lets it go on) still owns its CPU: only a job-control stop gives it up."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    first, second = sorted(two_cpus())
+    traced = subprocess.Popen(["sleep", "600"], preexec_fn=lambda: libc.ptrace(0, 0, None, None))
+    started.append(traced.pid)
+    os.waitpid(traced.pid, os.WUNTRACED)  # its exec's SIGTRAP: a tracing stop until we say
+    st = stat_of(traced.pid)
+    assert st is not None and st[2] == "t", st
+    with open(claim_file(locks, first), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write(f"{traced.pid}\n")
+        held.flush()
+        a = blocked_driver(tmp_path, locks, {first, second}, started)
+        assert (os.sched_getaffinity(a.pid), claimant(locks, first)) == ({second}, traced.pid)
+        a.kill()
+        a.wait()
+    traced.kill()
+    traced.wait()
+
+
 def test_afl_children_neither_hold_the_cpu_claim_nor_outlive_afl_fuzz(tmp_path: Path, started: list[int]) -> None:
     """Without afl-fuzz's binding (AFL_NO_AFFINITY) the forkserver claims a CPU; its
     persistent children, forked from it, must not keep that claim alive."""
