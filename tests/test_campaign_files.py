@@ -229,3 +229,19 @@ def test_a_hypothesis_example_replays_with_every_field_it_prints(tmp_path: Path)
         (tmp_path / "bad.txt").write_text(f"Falsifying example: t(case=Case({body}))\n")
         with pytest.raises(CopyfuzzError, match=rf"bad\.txt: .*{why}"):
             fuzzinput.read_case_file(tmp_path / "bad.txt")
+
+
+def test_an_engine_input_is_raw_though_its_bytes_read_as_a_spec(tmp_path: Path) -> None:
+    """A fuzzer writes text too: an input named as engines name theirs (its SHA-1, an
+    artifact prefix, our seed prefix, AFL++'s id:) is a raw input, never replayed as a spec."""
+    from copyfuzz import fuzzinput
+    data = b"n=5,src_off=0,dst_off=0\n"
+    digest = corpus.name_of(data)
+    for name in (digest, f"crash-{digest}", f"seed-{digest}", f"slow-unit-{digest}",
+                 "id:000003,sig:11,src:000001,time:5,execs:9,op:havoc,rep:2"):
+        (tmp_path / name).write_bytes(data)
+        assert fuzzinput.read_case_file(tmp_path / name) == ("raw", data), name
+    # The same bytes under a name of the user's, or a digest that is not theirs: a spec.
+    for name in ("case.txt", "0" * 40, f"crash-{'1' * 40}"):
+        (tmp_path / name).write_bytes(data)
+        assert fuzzinput.read_case_file(tmp_path / name) == ("spec", [(None, "n=5,src_off=0,dst_off=0")]), name

@@ -15,8 +15,23 @@ from . import atomic
 SEED_PREFIX = "seed-"  # inputs encoded from regressions (campaign.seed_corpus)
 
 
+# libFuzzer's files of a failing input (-artifact_prefix): crash-<SHA-1 of the input>, ...
+ARTIFACT_PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
+SLOW_PREFIX = "slow-unit-"  # libFuzzer's slow input: not a failure
+
+
 def name_of(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
+
+
+def engine_named(name: str, data: bytes) -> bool:
+    """Is a file an engine's input by its name? Its name is its content's SHA-1 (a corpus
+    file, a seed of ours, a libFuzzer artifact), or AFL++'s id:NNNNNN,...: a raw input then,
+    even one whose bytes happen to read as a spec line (fuzzers write text too)."""
+    if name.startswith("id:"):
+        return True
+    stem = next((name[len(p):] for p in (*ARTIFACT_PREFIXES, SLOW_PREFIX, SEED_PREFIX) if name.startswith(p)), name)
+    return stem == name_of(data)
 
 
 def has(corpus: Path, digest: str) -> bool:

@@ -13,7 +13,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from . import files, plan, records, regressions
+from . import corpus, files, plan, records, regressions
 from .errors import CopyfuzzError
 from .spec import Spec, from_case
 
@@ -163,10 +163,13 @@ def hypothesis_case(data: bytes) -> records.Case | None:
 
 def read_case_file(path: Path) -> tuple[str, Any]:
     """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes).
-    A .spec, .finding or .failure file must be whole (regressions.DamagedFile otherwise)."""
+    A .spec, .finding or .failure file must be whole (regressions.DamagedFile otherwise).
+    An engine's input (corpus.engine_named) is raw whatever its bytes read as."""
     if path.suffix in regressions.SPEC_SUFFIXES:
         return "spec", regressions.read_specs(path)
     data = files.read_bytes(path)
+    if corpus.engine_named(path.name, data):
+        return "raw", data
     try:
         lines = regressions.spec_lines(data.decode("utf-8"))
     except UnicodeDecodeError:

@@ -30,7 +30,7 @@ from .. import corpus, envs, paths, procs
 from ..campaign import Campaign, clear_status, dead_runs, status_line
 from ..errors import CopyfuzzError
 
-PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
+PREFIXES = corpus.ARTIFACT_PREFIXES
 EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per job that ends early (a crash of the driver)
 STOP_GRACE_S = 1  # a round past its time (an input still running, a --jobs job started late) is stopped
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
