@@ -155,6 +155,17 @@ def test_replay_of_a_damaged_regression_is_exit_2_naming_it(tmp_path: Path, dama
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", ["huge.spec", "huge-input"])
+def test_a_case_file_larger_than_any_real_one_is_refused_unread(tmp_path: Path, name: str) -> None:
+    """A 300 MB file in a replay directory took 62 s and 1.7 GB, read whole: now one line."""
+    with open(tmp_path / name, "wb") as f:
+        f.truncate(regressions.CASE_FILE_LIMIT + 1)  # sparse: nothing to write, much to read
+    proc = run_cli("replay", str(tmp_path), "--routine", "riscv/copy_user")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip() == f"copyfuzz: {tmp_path / name}: larger than 64 MiB", proc.stderr
+
+
 def test_regression_format_round_trips() -> None:
     r = copy_user()
     spec = parse_fields(r.name, r.kind, "n=7,dst_off=4095,dst_fault=1")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import build, executor, files, fuzzinput, plan, plugin, records, targets
+from . import build, executor, files, fuzzinput, plan, plugin, records, regressions, targets
 from .audit import Audit, audit_routine
 from .coverage import Coverage, from_plugin
 from .errors import CopyfuzzError
@@ -49,7 +49,7 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
         raise CopyfuzzError(f"--corpus {directory}: not a directory")
     cases: list[tuple[str, records.Case]] = []
     for path in fuzzinput.case_files(directory):
-        data = files.read_bytes(path)
+        data = files.read_input_bytes(path, regressions.CASE_FILE_LIMIT)
         if len(data) % records.CASE_SIZE == 0 and data[:4] == records.CASE_MAGIC.to_bytes(4, "little"):
             for off in range(0, len(data), records.CASE_SIZE):
                 cases.append((f"{path} (record {off // records.CASE_SIZE})",

@@ -66,28 +66,27 @@ def writing(path: Path, option: str) -> Iterator[None]:
         raise CopyfuzzError(f"{option} {path}: cannot write it: {e.strerror or e}") from e
 
 
-def read_bytes(path: Path) -> bytes:
-    """An input file's bytes; a file that cannot be read is one line naming it."""
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        raise CopyfuzzError(f"cannot read {path}: {e.strerror or e}") from e
-
-
-def read_input_text(path: Path, option: str, limit: int) -> str:
-    """A text input an option names (a baseline, ...): a regular file of at most limit
-    bytes, UTF-8. A device, a FIFO or a file that grows past the limit while it is read
-    (/dev/zero, a log being written) is refused in one line, before it fills memory."""
+def read_input_bytes(path: Path, limit: int, option: str = "") -> bytes:
+    """An input file's bytes: a regular file of at most limit bytes. A device, a FIFO or a
+    file that grows past the limit while it is read (/dev/zero, a log being written) is
+    refused in one line naming the option (if any) and the path, before it fills memory."""
+    where = f"{option} {path}" if option else str(path)
     try:  # O_NONBLOCK: a FIFO with no writer is refused, not waited on
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
-                raise CopyfuzzError(f"{option} {path}: not a regular file")
-            data = f.read(limit + 1)
+                raise CopyfuzzError(f"{where}: not a regular file")
+            data = f.read(limit + 1) if st.st_size <= limit else b""
     except OSError as e:
-        raise CopyfuzzError(f"{option} {path}: cannot read it: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise CopyfuzzError(f"{option} {path}: larger than {limit >> 20} MiB")
+        raise CopyfuzzError(f"{where}: cannot read it: {e.strerror or e}") from None
+    if st.st_size > limit or len(data) > limit:
+        raise CopyfuzzError(f"{where}: larger than {limit >> 20} MiB")
+    return data
+
+
+def read_input_text(path: Path, option: str, limit: int) -> str:
+    """A text input an option names (a baseline, ...): read_input_bytes, UTF-8."""
+    data = read_input_bytes(path, limit, option)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -167,7 +167,7 @@ def read_case_file(path: Path) -> tuple[str, Any]:
     An engine's input (corpus.engine_named) is raw whatever its bytes read as."""
     if path.suffix in regressions.SPEC_SUFFIXES:
         return "spec", regressions.read_specs(path)
-    data = files.read_bytes(path)
+    data = files.read_input_bytes(path, regressions.CASE_FILE_LIMIT)
     if corpus.engine_named(path.name, data):
         return "raw", data
     try:

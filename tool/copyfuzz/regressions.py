@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomic, records
+from . import atomic, files, records
 from .errors import CopyfuzzError
 from .spec import Spec, format_spec
 
@@ -89,12 +89,14 @@ def spec_lines(text: str) -> list[tuple[str | None, str]] | None:
     return out or None
 
 
+# The most a case file may hold (a spec file, a driver's .finding, an engine's input):
+# far more than any real one, and read whole (then split into lines) well within memory.
+CASE_FILE_LIMIT = 64 << 20
+
+
 def read_specs(path: Path) -> list[tuple[str | None, str]]:
     """The spec lines of a `.spec` (or driver `.finding`) file, which must be whole."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise CopyfuzzError(f"cannot read {path}: {e.strerror or e}") from e
+    data = files.read_input_bytes(path, CASE_FILE_LIMIT)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
