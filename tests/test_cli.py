@@ -295,6 +295,12 @@ def test_repro_exit_codes(fake_tree: tuple[Path, dict[str, str]]) -> None:
     assert report["errors"] == ["wrong-data"] and report["notes"] == ["imprecise"]  # linux
     exact = run_cli("repro", "riscv/buggy:n=16", "--profile", "exact", "--json", env=env)
     assert json.loads(exact.stdout)["errors"] == ["wrong-data", "imprecise"]
+    # --max-len and --granule decode a raw input: with a spec they would be ignored, so 2.
+    for flag, value in (("--max-len", "3"), ("--granule", "16")):
+        raw_only = run_cli("repro", "riscv/buggy:n=5", flag, value, env=env)
+        assert raw_only.returncode == 2 and raw_only.stderr.strip() == (
+            f"copyfuzz: {flag} is for a raw fuzzer input FILE (decoded as its campaign decoded it); "
+            "a case spec says its own n and granule"), raw_only.stderr
 
 
 def test_root_has_requirements_pinned() -> None:

@@ -75,9 +75,11 @@ def test_the_dataclass_defaults_agree_with_the_parsers() -> None:
     sweep = SweepOptions.from_args(parsed("sweep", "--max-len", "256"))
     assert sweep.min_len == SweepOptions().min_len and sweep.findings == SweepOptions().findings
     replay = ReplayOptions.from_args(parsed("replay", "d"))
-    assert replay.max_len == ReplayOptions(Path("d")).max_len == options.RAW_MAX_LEN
+    assert replay.max_len == ReplayOptions(Path("d")).max_len is None
+    assert replay.raw_max_len == options.RAW_MAX_LEN
     repro = ReproOptions.from_args(parsed("repro", "x:n=1"))
-    assert repro.max_len == ReproOptions("x").max_len
+    assert repro.max_len == ReproOptions("x").max_len is None and repro.raw_max_len == options.RAW_MAX_LEN
+    assert ReproOptions.from_args(parsed("repro", "x:n=1", "--max-len", "300")).raw_max_len == 300
 
 
 # ---- every command's Namespace builds ----

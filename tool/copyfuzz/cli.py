@@ -395,7 +395,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
 
 def _raw_max_len_option(p: argparse.ArgumentParser) -> None:
     """How raw engine inputs are decoded: the max-len of the campaign that made them (replay, repro)."""
-    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), default=65536, metavar="L",
+    p.add_argument("--max-len", type=_int_in(0, records.MAX_LEN), metavar="L",
                    help="COPYFUZZ_MAX_LEN the raw inputs were fuzzed with (default 65536)")
 
 

@@ -113,7 +113,7 @@ def collect(root: Path, opts: ReplayOptions) -> tuple[dict[str, list[Spec]], dic
             key = _resolve(root, opts.routine, cache, opts)
             r = cache[key]
             assert isinstance(content, bytes)
-            add(key, fuzzinput.decode(root, content, r.kind, opts.max_len, r.name, opts.granule))
+            add(key, fuzzinput.decode(root, content, r.kind, opts.raw_max_len, r.name, opts.granule))
         else:
             raw_without_routine.append(path)
     if raw_without_routine:

@@ -397,7 +397,11 @@ def run_repro(root: Path, args: argparse.Namespace) -> int:
     name, rest, opts = spec_argument(ReproOptions.from_args(args))
     routine = _routine(root, opts, name)
     if isinstance(rest, bytes):
-        spec = fuzzinput.decode(root, rest, routine.kind, opts.max_len, routine.name, opts.granule)
+        spec = fuzzinput.decode(root, rest, routine.kind, opts.raw_max_len, routine.name, opts.granule)
+    elif opts.max_len is not None or opts.granule:
+        given = "--max-len" if opts.max_len is not None else "--granule"
+        raise CopyfuzzError(f"{given} is for a raw fuzzer input FILE (decoded as its campaign decoded it); "
+                            "a case spec says its own n and granule")
     else:
         try:
             spec = parse_fields(routine.name, routine.kind, rest)

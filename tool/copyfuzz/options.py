@@ -405,8 +405,13 @@ class ReproOptions:
     timeout_ms: int | None = None
     memcheck: bool = False
     granule: int = 0
-    max_len: int = RAW_MAX_LEN
+    max_len: int | None = None  # None: not given (a spec has its own n: --max-len is refused there)
     json: bool = False
+
+    @property
+    def raw_max_len(self) -> int:
+        """The max-len a raw input is decoded with."""
+        return RAW_MAX_LEN if self.max_len is None else self.max_len
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReproOptions:
@@ -423,9 +428,14 @@ class ReplayOptions:
     known: KnownOptions = field(default_factory=KnownOptions)
     routine: str | None = None
     profile: str | None = None
-    max_len: int = RAW_MAX_LEN
+    max_len: int | None = None
     granule: int = 0
     json: bool = False
+
+    @property
+    def raw_max_len(self) -> int:
+        """The max-len a raw input is decoded with."""
+        return RAW_MAX_LEN if self.max_len is None else self.max_len
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReplayOptions:
