@@ -292,6 +292,23 @@ def test_a_fragment_may_not_undo_what_the_vm_needs(tmp_path: Path) -> None:
         assert proc.returncode == 2 and why in proc.stderr, proc.stderr
 
 
+def test_a_fragment_may_turn_back_on_what_we_leave_out_by_default(tmp_path: Path) -> None:
+    """Our ?-lines (IPv6 and the rest left out for a smaller build) are defaults: the
+    user's line of the same name takes their place, and nothing calls it a contradiction."""
+    from copyfuzz.kernel import inputs
+    from copyfuzz.options import KernelBuildOptions
+
+    frag = tmp_path / "f.config"
+    frag.write_text("CONFIG_IPV6=y\n")
+    inputs.check(ROOT, KernelBuildOptions("riscv", config=frag))  # no error
+    req = build.Request(targets.get("riscv"), source.tree(fake_tree(tmp_path)), fragment=frag.read_text(),
+                        fragment_name="f")
+    ipv6 = [o for o in build.options(req) if o.name == "CONFIG_IPV6"]
+    assert [(o.value, o.origin) for o in ipv6] == [("y", "f")]
+    plain = [o for o in build.options(build.Request(req.arch, req.source)) if o.name == "CONFIG_IPV6"]
+    assert [(o.value, o.optional) for o in plain] == [("n", True)]
+
+
 def test_the_build_directory_must_be_one_make_can_take(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     proc = run_cli("kernel", "build", "--tree", str(tmp_path), env={"O": f"{tmp_path}/o$(shell touch {marker})"})

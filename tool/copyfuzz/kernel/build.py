@@ -117,11 +117,16 @@ def _read_config(path: Path) -> dict[str, str]:
 
 
 def options(req: Request) -> list[Option]:
+    """Our fragments' options, then the user's --config. A user's line takes the place of
+    ours of the same name: one that contradicts a line of ours the VM needs was refused
+    before (inputs.check); the others (marked ?) are ours to choose only by default."""
     opts = []
     for name in ("common.config", f"{req.arch.name}.config"):
         opts += parse_fragment((CONFIG_DIR / name).read_text(), f"kernel/config/{name}")
     if req.fragment:
-        opts += parse_fragment(req.fragment, req.fragment_name or "--config")
+        user = parse_fragment(req.fragment, req.fragment_name or "--config")
+        named = {o.name for o in user}
+        opts = [o for o in opts if o.name not in named] + user
     return opts
 
 
