@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -306,6 +307,27 @@ def test_repro_exit_codes(fake_tree: tuple[Path, dict[str, str]]) -> None:
 def test_root_has_requirements_pinned() -> None:
     lines = (ROOT / "requirements.txt").read_text().split()
     assert lines and all("==" in line for line in lines)
+
+
+def test_a_caught_ctrl_c_in_execd_code_still_ends_with_130(tmp_path: Path) -> None:
+    """A KeyboardInterrupt raised in code run by exec() of a string (a dataclass's methods
+    being made, at import) sets CPython's _Py_UnhandledKeyboardInterrupt even when the tool
+    catches it, and `python -m` then ends by SIGINT (-2), not 130: seen 1 run in 15 of a
+    Ctrl-C early in a Hypothesis campaign. Here the same flag, then a command that
+    returns 130, run as `python -m` runs the tool."""
+    (tmp_path / "ctrl_c_probe.py").write_text(textwrap.dedent("""
+        import runpy
+        import copyfuzz.cli
+        copyfuzz.cli.main = lambda argv=None: 130  # the tool's answer to a Ctrl-C it caught
+        try:  # the last exec() of a string decides the flag: this one, after the imports
+            exec("raise KeyboardInterrupt")  # as a dataclass's exec'd __init__ being made
+        except KeyboardInterrupt:
+            pass
+        runpy.run_module("copyfuzz", run_name="__main__")
+    """))
+    proc = subprocess.run([sys.executable, "-m", "ctrl_c_probe"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}:{TOOL}"})
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
 
 
 def test_ctrl_c_while_the_tool_starts_is_no_traceback() -> None:
