@@ -79,6 +79,15 @@ def test_afl_binds_itself_to_a_core_by_default(tmp_path: Path) -> None:
     assert afl.BOUND in log or afl.NO_FREE_CORE in log, log[-2000:]
 
 
+def test_afl_starts_from_our_seeds_with_relative_directories(tmp_path: Path) -> None:
+    """An empty corpus: afl-fuzz starts from the run's own seeds, named to it by an absolute
+    path (it runs in the run's logs/; a relative one once stopped docs/ci.md's command)."""
+    proc = run_cli("fuzz", "riscv/copy_user", "--engine", "afl", "--time", "5", "--json", "--corpus", "corpus",
+                   "--findings", "findings", "--regressions", "regressions", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["executions"] > 0
+
+
 def test_a_campaign_that_ran_no_input_gives_no_verdict(tmp_path: Path) -> None:
     # An afl-fuzz that starts and never runs an input (as a loaded machine once left the
     # real one for a short campaign): the campaign must not say "findings: none".

@@ -104,7 +104,7 @@ def _seeds(c: Campaign) -> Path:
     assert c.run is not None
     # In the run's own directory, not /tmp: a run killed with SIGKILL leaves it to the
     # next run's reclaim of dead runs (campaign.dead_runs) instead of to nobody.
-    seeds = c.run.path / "seeds"
+    seeds = (c.run.path / "seeds").resolve()  # afl-fuzz runs in the run's logs/: no relative path
     seeds.mkdir(exist_ok=True)
     for name in ("seed", "seed-again"):
         (seeds / name).write_bytes(b"\x00" * 10)
