@@ -24,8 +24,9 @@ from .selection import is_file_spec
 
 def run_confirm(root: Path, args: argparse.Namespace) -> int:
     opts = ConfirmOptions.from_args(args)
-    if Path(opts.spec).is_file() and len(regressions.read_specs(Path(opts.spec))) > 1:
-        raise CopyfuzzError(f"{opts.spec}: {len(regressions.read_specs(Path(opts.spec)))} case specs in it: "
+    saved = regressions.read_specs(Path(opts.spec)) if Path(opts.spec).is_file() else []
+    if len(saved) > 1:
+        raise CopyfuzzError(f"{opts.spec}: {len(saved)} case specs in it: "
                             "confirm takes one (give it as SPEC on the command line)")
     # A .spec file's saved `# options:` fill in the kind, --arch and --cpu not given (and
     # say what the case was built with); confirm runs no executor: no --memcheck to settle.

@@ -55,7 +55,7 @@ def corpus_cases(root: Path, directory: Path, routine: Routine, profile: str, ma
                 cases.append((f"{path} (record {off // records.CASE_SIZE})",
                               records.Case.unpack(data[off:off + records.CASE_SIZE])))
             continue
-        kind, content = fuzzinput.read_case_file(path)  # regressions.py reads the spec formats
+        kind, content = fuzzinput.case_of(path, data)  # regressions.py reads the spec formats
         if kind == "raw":
             cases.append((str(path), fuzzinput.decode(root, data, routine.kind, max_len, routine.name,
                                                       granule).to_case(profile)))

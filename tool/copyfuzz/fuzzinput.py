@@ -165,9 +165,13 @@ def read_case_file(path: Path) -> tuple[str, Any]:
     """('spec', [(routine|None, fields), ...]), ('hypothesis', Case) or ('raw', bytes).
     A .spec, .finding or .failure file must be whole (regressions.DamagedFile otherwise).
     An engine's input (corpus.engine_named) is raw whatever its bytes read as."""
+    return case_of(path, files.read_input_bytes(path, regressions.CASE_FILE_LIMIT))
+
+
+def case_of(path: Path, data: bytes) -> tuple[str, Any]:
+    """read_case_file of a file's bytes already read."""
     if path.suffix in regressions.SPEC_SUFFIXES:
-        return "spec", regressions.read_specs(path)
-    data = files.read_input_bytes(path, regressions.CASE_FILE_LIMIT)
+        return "spec", regressions.specs_of(path, data)
     if corpus.engine_named(path.name, data):
         return "raw", data
     try:

@@ -96,7 +96,11 @@ CASE_FILE_LIMIT = 64 << 20
 
 def read_specs(path: Path) -> list[tuple[str | None, str]]:
     """The spec lines of a `.spec` (or driver `.finding`) file, which must be whole."""
-    data = files.read_input_bytes(path, CASE_FILE_LIMIT)
+    return specs_of(path, files.read_input_bytes(path, CASE_FILE_LIMIT))
+
+
+def specs_of(path: Path, data: bytes) -> list[tuple[str | None, str]]:
+    """read_specs of a file's bytes already read."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -30,7 +30,6 @@ from .. import corpus, envs, paths, procs
 from ..campaign import Campaign, clear_status, dead_runs, status_line
 from ..errors import CopyfuzzError
 
-PREFIXES = corpus.ARTIFACT_PREFIXES
 EXTRA_JOBS = 64  # jobs of a --jobs round past one per worker: one per job that ends early (a crash of the driver)
 STOP_GRACE_S = 1  # a round past its time (an input still running, a --jobs job started late) is stopped
 INPUT_MAX_LEN = 16  # bytes of an input: the layout uses 10
@@ -198,7 +197,8 @@ def adopt_dead_runs(c: Campaign) -> None:
     triaged, their drivers' counts added; then their run directories go."""
     for dead in dead_runs(c.findings_dir):
         corpus.take_whole(c.corpus, dead / "staging", remove=True)
-        for artifact in sorted(p for p in dead.iterdir() if p.is_file() and p.name.startswith(PREFIXES)):
+        for artifact in sorted(p for p in dead.iterdir()
+                               if p.is_file() and p.name.startswith(corpus.ARTIFACT_PREFIXES)):
             handle(c, artifact)
         c.take_driver_findings(dead, alone=True)
         c.adopt_seen(dead / "seen")
@@ -224,7 +224,8 @@ def run(c: Campaign, jobs: int, show: bool, started: float, deadline: float, tot
         c.rounds += 1
         c.executions += status.execs
         c.take_driver_findings(c.run.path, alone=True)  # what the round's taker had not taken yet
-        artifacts = sorted((p for p in c.run.path.iterdir() if p.is_file() and p.name.startswith(PREFIXES)),
+        artifacts = sorted((p for p in c.run.path.iterdir()
+                            if p.is_file() and p.name.startswith(corpus.ARTIFACT_PREFIXES)),
                            key=lambda p: p.stat().st_mtime_ns)
         if not artifacts:
             if rc not in (0, None):
