@@ -393,8 +393,19 @@ class FuzzOptions:
                    args.afl_host, args.until, args.granule or 0, args.json)
 
 
+class _DecodesRawInputs:
+    """Options of a command that decodes raw engine inputs (repro, replay): their --max-len."""
+
+    max_len: int | None  # None: not given
+
+    @property
+    def raw_max_len(self) -> int:
+        """The max-len a raw input is decoded with."""
+        return RAW_MAX_LEN if self.max_len is None else self.max_len
+
+
 @dataclass(frozen=True)
-class ReproOptions:
+class ReproOptions(_DecodesRawInputs):
     """repro: one case, explained. A .spec file's saved `# options:` and audit class are
     settled in by cmd_repro.spec_argument (a new ReproOptions)."""
 
@@ -408,11 +419,6 @@ class ReproOptions:
     max_len: int | None = None  # None: not given (a spec has its own n: --max-len is refused there)
     json: bool = False
 
-    @property
-    def raw_max_len(self) -> int:
-        """The max-len a raw input is decoded with."""
-        return RAW_MAX_LEN if self.max_len is None else self.max_len
-
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReproOptions:
         return cls(args.spec, RoutineOptions.from_args(args), granule=_opt(args, "granule") or 0,
@@ -420,7 +426,7 @@ class ReproOptions:
 
 
 @dataclass(frozen=True)
-class ReplayOptions:
+class ReplayOptions(_DecodesRawInputs):
     """replay: the saved cases of a directory."""
 
     dir: Path
@@ -431,11 +437,6 @@ class ReplayOptions:
     max_len: int | None = None
     granule: int = 0
     json: bool = False
-
-    @property
-    def raw_max_len(self) -> int:
-        """The max-len a raw input is decoded with."""
-        return RAW_MAX_LEN if self.max_len is None else self.max_len
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReplayOptions:
