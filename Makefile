@@ -285,15 +285,14 @@ check: deps
 # from Debian's linux-source (cached under $(O)/kernel/), boots each under qemu-system with
 # a fixture of ours in place of its user-copy file, and sweeps syscalls there: the seeded
 # fixture must hang write(), the clean one must not. It also runs the docs' commands that
-# take minutes (`# long tier`: the README's main job) and, first, the tests marked `long`
-# (pytest.ini: the long docs pages, a few long tests), so `make check` need not; both on
-# TEST_JOBS workers, the kernel tier one architecture a unit (tests/kernel_fixtures.py).
-# After `make check` in CI (.ci/run).
+# take minutes (`# long tier`: the README's main job) and, first and on TEST_JOBS workers,
+# the tests marked `long` (pytest.ini: the long docs pages, a few long tests), so `make
+# check` need not. After `make check` in CI (.ci/run).
 check-kernel: deps all-targets
 	$(Q)sh scripts/deps.sh kernel
 	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; \
-	  $(PYTHON) -m pytest -q -m kernel -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc2=$$?; \
+	  $(PYTHON) -m pytest -q -m kernel -n $(TEST_JOBS) --dist loadgroup; rc2=$$?; \
 	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc2=1; fi; \
 	  [ $$rc -eq 0 ] && exit $$rc2; exit $$rc
 

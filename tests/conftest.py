@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import zygote
-from kernel_fixtures import kernel_group, kernel_group_rank
+from kernel_fixtures import kernel_group_rank
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tool"
@@ -168,8 +168,7 @@ APART_FROM_EACH_OTHER = ("tests/test_fuzz_hygiene_e2e.py", "tests/test_hostile_e
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """--dist loadscope, with APART_FROM_EACH_OTHER as one scope and each group of the
-    booted-kernel tier as one (kernel_fixtures.kernel_group)."""
+    """--dist loadscope, with APART_FROM_EACH_OTHER as one scope."""
     if config.getoption("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -178,8 +177,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(APART_FROM_EACH_OTHER):
                 return " + ".join(APART_FROM_EACH_OTHER)
-            if group := kernel_group(nodeid):
-                return f"kernel tier: {group}"
             return str(super()._split_scope(nodeid))
 
     return Scheduling(config, log)
@@ -188,7 +185,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> tuple[int, int]:
         scope = next((i for i, scope in enumerate(LONG_SCOPES) if item.nodeid.startswith(scope)), len(LONG_SCOPES))
-        return scope, kernel_group_rank(item.nodeid)
+        return scope, kernel_group_rank(item)
     items.sort(key=rank)  # stable: the order within a scope is kept
 
 

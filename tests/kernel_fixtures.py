@@ -11,21 +11,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 BOOT = Path(__file__).resolve().parent / "fixtures" / "kernel" / "boot"
 SEED = "CONFIG_FIXTURE_FULL_SIZE"  # the fault fixup returns n: "nothing copied"
 _META = re.compile(r"^ \* copyfuzz: (arch|replaces|symbol)=(\S+)$")
-# `make check-kernel` runs the booted-kernel tier on two workers, one group a scheduling
-# unit (tests/conftest.py's scheduler, through kernel_group): an architecture's tests (its
-# kernel builds share one work directory, one after the other) and the docs' other
-# commands (the README's main job: minutes on two CPUs). Each worker takes two groups at
-# the start, in this order: arm64 and the docs on one, riscv and arm on the other, about
-# 620 s and 690 s of the tier's 1,320 s on one worker (docs/perf.md, "Booted-kernel
-# sweeps"). A build's serial steps and a sweep's single VM leave a CPU the other uses.
-# (pytest-xdist's own `xdist_group` marks do nothing under pytest 9: its loadgroup renames
-# node ids through an attribute pytest no longer reads.)
+# `make check-kernel` runs the booted-kernel tier on two workers (`--dist loadgroup`), one
+# group a unit: an architecture's tests (its kernel builds, in one work directory, one
+# after the other) and the docs' other commands (the README's main job, minutes on two
+# CPUs). Each worker takes two groups at the start, in this order (tests/conftest.py sorts
+# them so): arm64 and the docs on one, riscv and arm on the other, about 620 s and 690 s
+# of the tier's 1,320 s on one worker (docs/perf.md, "Booted-kernel sweeps"). A build's
+# serial steps and a sweep's single VM leave a CPU idle that the other worker then uses.
 KERNEL_GROUPS = ("arm64", "riscv", "docs", "arm")
-KERNEL_TIER = ("tests/test_kernel_boot_e2e.py::", "tests/test_kernel_docs_e2e.py::")
-_CONFIRM = "tests/test_kernel_boot_e2e.py::test_confirm_"
 
 
 @dataclass(frozen=True)
@@ -50,22 +48,16 @@ def boot_fixtures() -> dict[str, BootFixture]:
     return out
 
 
-def kernel_group(nodeid: str) -> str | None:
-    """The KERNEL_GROUPS group of a booted-kernel tier test, by its node id (the scheduler
-    has no items, only ids); None for a test of another tier. A boot test's id is its
-    architecture; a docs command's group is its architecture's (test_kernel_docs_e2e.group_of)."""
-    if not nodeid.startswith(KERNEL_TIER):
-        return None
-    if nodeid.startswith(_CONFIRM):
-        return "riscv"  # it confirms on riscv
-    param = nodeid[nodeid.find("[") + 1:-1] if nodeid.endswith("]") else ""
-    if nodeid.startswith(KERNEL_TIER[0]):
-        return param if param in KERNEL_GROUPS else "docs"
-    from test_kernel_docs_e2e import group_by_where  # lazily: it reads every docs page
-    return group_by_where().get(param, "docs")
+def kernel_group(name: str) -> pytest.MarkDecorator:
+    """The booted-kernel tier's scheduling unit for name (KERNEL_GROUPS)."""
+    if name not in KERNEL_GROUPS:
+        raise ValueError(f"{name!r} is none of the kernel tier's groups {KERNEL_GROUPS}")
+    return pytest.mark.xdist_group(f"kernel-{name}")
 
 
-def kernel_group_rank(nodeid: str) -> int:
-    """Where a test's group goes out (KERNEL_GROUPS order); other tiers' tests last."""
-    group = kernel_group(nodeid)
-    return KERNEL_GROUPS.index(group) if group else len(KERNEL_GROUPS)
+def kernel_group_rank(item: pytest.Item) -> int:
+    """Where item's group goes out (KERNEL_GROUPS order); ungrouped items last. As
+    pytest-xdist reads the marks: a test of several groups is in one named after all."""
+    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    group = names.pop().removeprefix("kernel-") if len(names) == 1 else ""
+    return KERNEL_GROUPS.index(group) if group in KERNEL_GROUPS else len(KERNEL_GROUPS)

@@ -15,9 +15,13 @@ import subprocess
 
 import pytest
 from conftest import ROOT
-from kernel_fixtures import KERNEL_GROUPS
+from kernel_fixtures import KERNEL_GROUPS, kernel_group
 from test_docs_commands import COMMANDS, Command, command_env, normalise
 
+# The docs' own tests, and commands that name no architecture (the README's main job), in
+# the group "docs"; a command for one architecture in that architecture's group, so it
+# finds the kernel its group's tests built in the cache (kernel_fixtures.KERNEL_GROUPS).
+# One group a test: pytest-xdist joins the names of all a test's groups into one.
 pytestmark = pytest.mark.kernel
 
 KERNEL_COMMANDS = [c for c in COMMANDS if c.tier == "kernel tier"]
@@ -30,29 +34,25 @@ TIER_COMMANDS = list(_FIRST.values())
 TIMEOUT_S = 1800
 
 
+@kernel_group("docs")
 def test_the_docs_show_kernel_commands() -> None:
     assert len(KERNEL_COMMANDS) >= 3, "no `# kernel tier` command in the docs"
 
 
+@kernel_group("docs")
 def test_the_readmes_main_job_is_in_the_long_tier() -> None:
     assert any(c.page == "README.md" and c.tier == "long tier" for c in COMMANDS), \
         "the README's main job is run by no test"
 
 
 def group_of(cmd: Command) -> str:
-    """The command's scheduling group (kernel_fixtures.KERNEL_GROUPS): the architecture its
-    --arch names or the kernel file its `--as` does, so it runs on the worker that built that
-    kernel; "docs" for the others (the README's main job)."""
+    """The architecture the command's --arch names, or the kernel file its `--as` does."""
     arch = re.search(r"--arch[= ](\w+)", cmd.text) or re.search(r"--as[= ]arch/(\w+)/", cmd.text)
     return arch[1] if arch and arch[1] in KERNEL_GROUPS else "docs"
 
 
-def group_by_where() -> dict[str, str]:
-    """Each command's test id (its page and line) -> its group."""
-    return {c.where: group_of(c) for c in TIER_COMMANDS}
-
-
-@pytest.mark.parametrize("cmd", TIER_COMMANDS, ids=[c.where for c in TIER_COMMANDS])
+@pytest.mark.parametrize("cmd", [pytest.param(c, id=c.where, marks=kernel_group(group_of(c)))
+                                 for c in TIER_COMMANDS])
 def test_kernel_command(cmd: Command) -> None:
     # The user's environment, as the docs test gives its commands: not the suite's
     # COPYFUZZ_JOBS=1 (conftest), which held the README's main job to one CPU (343 s).
