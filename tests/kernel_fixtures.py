@@ -56,8 +56,8 @@ def kernel_group(name: str) -> pytest.MarkDecorator:
 
 
 def kernel_group_rank(item: pytest.Item) -> int:
-    """Where item's group goes out (KERNEL_GROUPS order); ungrouped items last. As
-    pytest-xdist reads the marks: a test of several groups is in one named after all."""
-    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
-    group = names.pop().removeprefix("kernel-") if len(names) == 1 else ""
-    return KERNEL_GROUPS.index(group) if group in KERNEL_GROUPS else len(KERNEL_GROUPS)
+    """Where item's group goes out (KERNEL_GROUPS order); ungrouped items last."""
+    mark = item.get_closest_marker("xdist_group")  # as pytest-xdist reads it
+    name = str(mark.args[0] if mark.args else mark.kwargs.get("name", "")) if mark else ""
+    group = name.removeprefix("kernel-")
+    return KERNEL_GROUPS.index(group) if name.startswith("kernel-") and group in KERNEL_GROUPS else len(KERNEL_GROUPS)

@@ -21,8 +21,7 @@ from test_docs_commands import COMMANDS, Command, command_env, normalise
 # The docs' own tests, and commands that name no architecture (the README's main job), in
 # the group "docs"; a command for one architecture in that architecture's group, so it
 # finds the kernel its group's tests built in the cache (kernel_fixtures.KERNEL_GROUPS).
-# One group a test: pytest-xdist joins the names of all a test's groups into one.
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, kernel_group("docs")]
 
 KERNEL_COMMANDS = [c for c in COMMANDS if c.tier == "kernel tier"]
 # one run of each command: they run at the root, so the same text does the same thing
@@ -34,12 +33,10 @@ TIER_COMMANDS = list(_FIRST.values())
 TIMEOUT_S = 1800
 
 
-@kernel_group("docs")
 def test_the_docs_show_kernel_commands() -> None:
     assert len(KERNEL_COMMANDS) >= 3, "no `# kernel tier` command in the docs"
 
 
-@kernel_group("docs")
 def test_the_readmes_main_job_is_in_the_long_tier() -> None:
     assert any(c.page == "README.md" and c.tier == "long tier" for c in COMMANDS), \
         "the README's main job is run by no test"

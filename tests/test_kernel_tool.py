@@ -7,10 +7,8 @@ initramfs, the case mapping of `confirm`, and how the prober's lines become a re
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -351,22 +349,3 @@ def test_the_kernel_tier_runs_each_architecture_as_one_group() -> None:
             if f"--arch {arch} " in f"{c.text} " or f"--as arch/{arch}/" in c.text:
                 assert groups[c.where] == arch, (c.where, c.text)
     assert "docs" in groups.values()  # the README's main job
-
-
-def test_each_kernel_tier_test_is_in_exactly_one_group(tmp_path: Path) -> None:
-    # pytest-xdist names a test of two groups after both: a third group, on any worker.
-    # The tier's collection, as `make check-kernel` collects it, marks reported by a plugin.
-    (tmp_path / "groups_probe.py").write_text(
-        "import json\n"
-        "def pytest_collection_modifyitems(items):\n"
-        "    for i in (i for i in items if i.get_closest_marker('kernel')):\n"
-        "        names = sorted(str(m.args[0]) for m in i.iter_markers('xdist_group'))\n"
-        "        print('GROUPS ' + json.dumps([i.nodeid, names]))\n")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "kernel", "-p", "groups_probe",
-                           "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
-    groups = dict(json.loads(line[len("GROUPS "):]) for line in proc.stdout.splitlines() if line.startswith("GROUPS "))
-    from kernel_fixtures import KERNEL_GROUPS
-    assert len(groups) >= 8, proc.stdout + proc.stderr
-    for nodeid, names in groups.items():
-        assert len(names) == 1 and names[0].removeprefix("kernel-") in KERNEL_GROUPS, (nodeid, names)
