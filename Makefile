@@ -292,7 +292,7 @@ check-kernel: deps all-targets
 	$(Q)sh scripts/deps.sh kernel
 	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; \
-	  $(PYTHON) -m pytest -q -m kernel -n $(TEST_JOBS) --dist loadgroup; rc2=$$?; \
+	  $(PYTHON) -m pytest -q -m kernel; rc2=$$?; \
 	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc2=1; fi; \
 	  [ $$rc -eq 0 ] && exit $$rc2; exit $$rc
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import zygote
-from kernel_fixtures import kernel_group_rank
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tool"
@@ -183,9 +182,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> tuple[int, int]:
-        scope = next((i for i, scope in enumerate(LONG_SCOPES) if item.nodeid.startswith(scope)), len(LONG_SCOPES))
-        return scope, kernel_group_rank(item)
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, scope in enumerate(LONG_SCOPES) if item.nodeid.startswith(scope)), len(LONG_SCOPES))
     items.sort(key=rank)  # stable: the order within a scope is kept
 
 

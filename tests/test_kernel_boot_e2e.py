@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
-from kernel_fixtures import boot_fixtures, kernel_group
+from kernel_fixtures import boot_fixtures
 
 pytestmark = pytest.mark.kernel
 
@@ -39,7 +39,7 @@ def sweep(tmp_path: Path, arch: str, replacement: Path) -> tuple[int, dict[str, 
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else {}, proc.stderr
 
 
-@pytest.mark.parametrize("arch", [pytest.param(a, marks=kernel_group(a)) for a in FIXTURES])
+@pytest.mark.parametrize("arch", list(FIXTURES))
 def test_seeded_fixture_hangs_write_and_clean_one_does_not(tmp_path: Path, arch: str) -> None:
     rc, clean, err = sweep(tmp_path, arch, FIXTURES[arch].path)
     assert rc == 0, (err, clean)
@@ -74,7 +74,6 @@ def test_seeded_fixture_hangs_write_and_clean_one_does_not(tmp_path: Path, arch:
     assert subprocess.run([str(tmp_path / "repro-host")], capture_output=True, timeout=60).returncode == 0
 
 
-@kernel_group("riscv")
 def test_confirm_shows_the_seeded_finding_at_the_syscall_level(tmp_path: Path) -> None:
     fixture = FIXTURES["riscv"]
     path, symbol = fixture.replaces, fixture.symbol

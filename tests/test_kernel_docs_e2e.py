@@ -10,18 +10,13 @@ would build every kernel again. What they write goes to findings/ (ignored by gi
 
 from __future__ import annotations
 
-import re
 import subprocess
 
 import pytest
 from conftest import ROOT
-from kernel_fixtures import KERNEL_GROUPS, kernel_group
 from test_docs_commands import COMMANDS, Command, command_env, normalise
 
-# The docs' own tests, and commands that name no architecture (the README's main job), in
-# the group "docs"; a command for one architecture in that architecture's group, so it
-# finds the kernel its group's tests built in the cache (kernel_fixtures.KERNEL_GROUPS).
-pytestmark = [pytest.mark.kernel, kernel_group("docs")]
+pytestmark = pytest.mark.kernel
 
 KERNEL_COMMANDS = [c for c in COMMANDS if c.tier == "kernel tier"]
 # one run of each command: they run at the root, so the same text does the same thing
@@ -42,14 +37,7 @@ def test_the_readmes_main_job_is_in_the_long_tier() -> None:
         "the README's main job is run by no test"
 
 
-def group_of(cmd: Command) -> str:
-    """The architecture the command's --arch names, or the kernel file its `--as` does."""
-    arch = re.search(r"--arch[= ](\w+)", cmd.text) or re.search(r"--as[= ]arch/(\w+)/", cmd.text)
-    return arch[1] if arch and arch[1] in KERNEL_GROUPS else "docs"
-
-
-@pytest.mark.parametrize("cmd", [pytest.param(c, id=c.where, marks=kernel_group(group_of(c)))
-                                 for c in TIER_COMMANDS])
+@pytest.mark.parametrize("cmd", TIER_COMMANDS, ids=[c.where for c in TIER_COMMANDS])
 def test_kernel_command(cmd: Command) -> None:
     # The user's environment, as the docs test gives its commands: not the suite's
     # COPYFUZZ_JOBS=1 (conftest), which held the README's main job to one CPU (343 s).

@@ -335,17 +335,3 @@ def test_an_architectures_default_sweep_is_said_and_yields_to_the_users_choice()
     assert runner.arch_defaults(given(256, targets.ARM), targets.ARM) == ([], [])
     for arch in (targets.RISCV, targets.ARM64):
         assert runner.arch_defaults(given(None, arch), arch) == ([], [])
-
-
-def test_the_kernel_tier_runs_each_architecture_as_one_group() -> None:
-    # `make check-kernel` runs the tier on two workers, one group a unit: a command that
-    # boots one architecture must be in that architecture's group, where its kernel is built
-    from kernel_fixtures import KERNEL_GROUPS
-    from test_kernel_docs_e2e import TIER_COMMANDS, group_of
-    groups = {c.where: group_of(c) for c in TIER_COMMANDS}
-    assert set(groups.values()) <= set(KERNEL_GROUPS), groups
-    for c in TIER_COMMANDS:
-        for arch in ("riscv", "arm64", "arm"):
-            if f"--arch {arch} " in f"{c.text} " or f"--as arch/{arch}/" in c.text:
-                assert groups[c.where] == arch, (c.where, c.text)
-    assert "docs" in groups.values()  # the README's main job
