@@ -71,7 +71,7 @@ for_each_target = set -e; $(foreach a,$(ARCHES),\
   test -n "$$CF_TARGET_WIDTHS"; \
   cross=$${$(call cross_var,$(a)):-$$CF_TARGET_CROSS_COMPILE}; \
   for w in $$CF_TARGET_WIDTHS; do $(MAKE) --no-print-directory ARCH=$(a) XLEN=$$w CROSS_COMPILE="$$cross" $(1); done;)
-.PHONY: all all-targets deps check check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
+.PHONY: all all-targets deps check check-long check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
@@ -281,20 +281,24 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory test-c
 	$(Q)$(MAKE) --no-print-directory test-py
 
+# The long tier: the tests marked `long` (pytest.ini: the docs pages that run campaigns or
+# sweep what the e2e tests sweep, a few long tests) and the docs' commands that take
+# minutes (`# long tier`: the README's main job), on TEST_JOBS workers, so that `make
+# check` need not. After `make check` in CI (.ci/run).
+check-long: deps all-targets
+	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
+	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; exit $$rc
+
 # The booted-kernel tier (docs/kernel-sweep.md): builds small riscv64, arm64 and arm kernels
 # from Debian's linux-source (cached under $(O)/kernel/), boots each under qemu-system with
 # a fixture of ours in place of its user-copy file, and sweeps syscalls there: the seeded
-# fixture must hang write(), the clean one must not. It also runs the docs' commands that
-# take minutes (`# long tier`: the README's main job) and, first and on TEST_JOBS workers,
-# the tests marked `long` (pytest.ini: the long docs pages, a few long tests), so `make
-# check` need not. After `make check` in CI (.ci/run).
+# fixture must hang write(), the clean one must not; then the docs' commands that boot
+# kernels (`# kernel tier`). One worker: the tier keeps both CPUs busy already (two took
+# 10 % longer: docs/perf.md, "Where `make check-kernel`'s time goes"). Last in CI (.ci/run).
 check-kernel: deps all-targets
 	$(Q)sh scripts/deps.sh kernel
-	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
-	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; \
-	  $(PYTHON) -m pytest -q -m kernel; rc2=$$?; \
-	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc2=1; fi; \
-	  [ $$rc -eq 0 ] && exit $$rc2; exit $$rc
+	$(Q)$(PYTHON) -m pytest -q -m kernel; \
+	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc=1; fi; exit $$rc
 
 # The inner loop (under a minute): the C unit tests and the tests that need no real
 # executor (unit tests, fake executors); `make check` runs everything.

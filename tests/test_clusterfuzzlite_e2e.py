@@ -23,7 +23,7 @@ import pytest
 from conftest import ROOT
 
 # long: the module's build of every fuzz target in a copy is 15 of its 17 s; `make
-# check-kernel` runs it, with docs/clusterfuzzlite.md's commands (pytest.ini).
+# check-long` runs it, with docs/clusterfuzzlite.md's commands (pytest.ini).
 pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 MUTANT = "riscv/mutants/wrong-shift"

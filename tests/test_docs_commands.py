@@ -9,8 +9,8 @@ The convention (docs/README.md, "Writing docs" has the details for writers):
     MAX_NOT_RUN different commands may say so (`make check` runs this test). A comment
     that starts with `kernel tier` (`# kernel tier, exit 1`) marks a command that boots
     kernels, and one that starts with `long tier` a command that runs for minutes (the
-    README's main job): the long tier runs them (tests/test_kernel_docs_e2e.py, `make
-    check-kernel`, in CI after `make check`), not this test.
+    README's main job): `make check-kernel` and `make check-long` run them
+    (tests/test_docs_tiers_e2e.py; CI runs both after `make check`), not this test.
   - Output goes in ```text blocks. A line there that starts with '$ ' quotes a
     command: it must be one of the ```sh commands (so transcripts cannot show
     commands nobody runs). Shell-ish languages other than sh (bash, console,
@@ -53,13 +53,13 @@ COMMAND_TIMEOUT_S = 600
 BUILD_TIMEOUT_S = 1200
 MAX_NOT_RUN = 2
 NOT_RUN = "not run by the docs test:"
-# The tags of commands `make check-kernel` runs (tests/test_kernel_docs_e2e.py), not this
-# test, and why.
-TIERS = {"kernel tier": "boots kernels", "long tier": "runs for minutes"}
+# The tags of commands another make target runs (tests/test_docs_tiers_e2e.py), not this
+# test: why, and which target.
+TIERS = {"kernel tier": ("boots kernels", "make check-kernel"), "long tier": ("runs for minutes", "make check-long")}
 SHELL_LANGUAGES = {"bash", "shell", "console", "sh-session", "shell-session", "shellsession",
                    "zsh", "terminal", "bash-session"}
 OUTPUT_TAIL_LINES = 60
-# Pages run whole by the long tier (pytest's `long` mark: `make check-kernel`, in CI after
+# Pages run whole by the long tier (pytest's `long` mark: `make check-long`, in CI after
 # `make check`), in scratch copies and page order as here: pages whose commands run fuzz
 # campaigns (each for its --time), fuzz-target builds, or sweeps and checks of what the e2e
 # tests named sweep and check in `make check`. They took 200 of the suite's 1,100
@@ -84,7 +84,7 @@ class Command:
     text: str      # the command, comment removed, continuations joined
     expect: int    # the exit status it must have
     not_run: str   # why it is not run ("" when it is)
-    tier: str = ""  # a TIERS tag: `make check-kernel` runs it instead (not_run says so)
+    tier: str = ""  # a TIERS tag: its make target runs it instead (not_run says so)
 
     @property
     def where(self) -> str:
@@ -204,7 +204,8 @@ def parse_page(page: str, text: str) -> tuple[list[Command], list[tuple[int, str
                 tier = next((t for t in TIERS if comment.startswith(t)), "")
                 if tier:
                     comment = comment[len(tier):].lstrip(" ,:")
-                    not_run = f"{TIERS[tier]}: `make check-kernel` runs it (tests/test_kernel_docs_e2e.py)"
+                    why, target = TIERS[tier]
+                    not_run = f"{why}: `{target}` runs it (tests/test_docs_tiers_e2e.py)"
                 m = re.match(r"exit (\d+)\b", comment)
                 if m:
                     expect = int(m.group(1))
