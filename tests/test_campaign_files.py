@@ -38,6 +38,36 @@ def test_atomic_write_failure_is_one_error_naming_the_path_and_leaves_nothing(tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+def test_write_many_writes_a_batch_before_it_syncs_and_syncs_before_it_renames(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One journal commit a batch, not one a file: every temporary is written before the
+    first fsync, and none is in place before the last (else a kill leaves a file unsynced)."""
+    (tmp_path / "f1").write_bytes(b"old")
+    seen: list[tuple[int, int]] = []  # at each fsync: (temporaries, files in place)
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        names = [p.name for p in tmp_path.iterdir()]
+        seen.append((sum(n.endswith(".tmp") for n in names), sum(not n.endswith(".tmp") for n in names)))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(atomic, "BATCH", 3)
+    files: list[tuple[Path, bytes | str]] = [(tmp_path / f"f{k}", f"new {k}") for k in range(5)]
+    assert atomic.write_many(files, exclusive=True) == [True, False, True, True, True]
+    assert seen == [(3, 1)] * 3 + [(2, 3)] * 2  # two batches: 3 then 2, f1 there before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"f{k}" for k in range(5)]
+    assert (tmp_path / "f1").read_bytes() == b"old" and (tmp_path / "f4").read_text() == "new 4"
+
+
+def test_write_many_failing_midway_leaves_no_temporary(tmp_path: Path) -> None:
+    files: list[tuple[Path, bytes | str]] = [(tmp_path / "a", b"1"), (tmp_path / "no" / "b", b"2"),
+                                             (tmp_path / "c", b"3")]
+    with pytest.raises(CopyfuzzError, match="cannot write .*no/b"):
+        atomic.write_many(files)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_stale_temporaries_of_dead_writers_go_and_live_ones_stay(tmp_path: Path) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -55,6 +85,8 @@ def test_corpus_add_names_by_hash_and_never_twice(tmp_path: Path) -> None:
     assert corpus.add(tmp_path, b"def", prefix=corpus.SEED_PREFIX)
     assert not corpus.add(tmp_path, b"def")  # a seed counts as present
     assert corpus.size(tmp_path) == 2
+    assert corpus.add_many(tmp_path, [b"abc", b"ghi", b"ghi", b"jkl"]) == 2  # new ones, each once
+    assert corpus.size(tmp_path) == 4
 
 
 def test_take_whole_skips_inputs_cut_short(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import pytest
 from conftest import ROOT
-from copyfuzz import records
+from copyfuzz import atomic, records, regressions
 from copyfuzz.campaign import Campaign
 from copyfuzz.routines import discover, find
 from copyfuzz.spec import Spec, format_spec, parse_fields
@@ -32,12 +32,12 @@ class Stand:
     """A campaign whose serve answers from a table and whose triage is noted."""
 
     def __init__(self, tmp_path: Path, table: dict[str, records.Result], run_at_most: int = 1 << 30,
-                 finds: Callable[[Spec, str], CampaignFinding | None] | None = None) -> None:
+                 finds: Callable[[Spec, str], CampaignFinding | None] | None = None, stub_defer: bool = True) -> None:
         results = {format_spec(spec(f)): r for f, r in table.items()}  # by the case, as a spec line
         self.c = Campaign(ROOT, ROUTINE, "linux", 1, tmp_path / "corpus", tmp_path / "findings", tmp_path / "reg",
                           "afl", 64)
         self.triaged: list[tuple[str, str | None, list[str] | None]] = []
-        self.deferred: list[tuple[list[str], list[str]]] = []
+        self.deferred: list[tuple[str, list[str]]] = []
 
         def run_in_time(specs: list[Spec]) -> list[records.Result]:
             return [results[format_spec(s)] for s in specs][:run_at_most]
@@ -56,12 +56,13 @@ class Stand:
                 self.c.found.append(found)
             return found
 
-        def defer(specs: list[Spec], classes: list[str]) -> None:
-            self.deferred.append(([format_spec(s) for s in specs], classes))
+        def defer(failures: list[tuple[Spec, list[str]]]) -> None:
+            self.deferred += [(format_spec(s), classes) for s, classes in failures]
 
         self.c.run_in_time = run_in_time  # type: ignore[method-assign]
         self.c.triage = triage  # type: ignore[method-assign]
-        self.c.defer = defer  # type: ignore[method-assign]
+        if stub_defer:
+            self.c.defer = defer  # type: ignore[method-assign]
 
 
 def _failures(tmp_path: Path, fields: list[str]) -> list[Failure]:
@@ -83,10 +84,39 @@ def test_each_group_s_smallest_case_is_triaged_under_its_class(tmp_path: Path, u
     stand.c.triage_groups(failures, unreproduced=unreproduced, covered=False)
     s = [format_spec(f[1]) for f in failures]
     # n=2 was not run in time: deferred with what its source saw; n=5 shows nothing.
-    assert stand.deferred == [([s[4]], ["seen"])]
+    assert stand.deferred == [(s[4], ["seen"])]
     assert stand.triaged == [*([(s[2], None, None)] if unreproduced else []),
                              (s[1], "wrong-data", ["wrong-data", "imprecise"]),  # smaller than n=9
                              (s[3], "over-report", ["over-report"])]
+
+
+def test_past_the_deadline_a_batch_is_saved_in_one_file_per_set_of_classes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the triage time left is written once a set of classes, not once a case: each
+    write is fsynced, and forty of them took 5.7 s past the deadline on a loaded machine.
+    Every case is kept, each once, with the classes its source saw."""
+    fields = [f"n={n}" for n in range(2, 42)]
+    table = {f"n={n}": _result(["wrong-data"] if n % 2 else ["over-report"], 0x10 + n % 2) for n in range(2, 42)}
+    stand = Stand(tmp_path, table, run_at_most=10, stub_defer=False)
+    stand.c.start()
+    stand.c.triage_deadline = 0.0  # the triage time is over: past the ten run, nothing is triaged
+    writes: list[Path] = []
+    real_write = atomic.write_unique
+
+    def counted(directory: Path, *args: Any) -> Path:
+        writes.append(directory)
+        return real_write(directory, *args)
+
+    monkeypatch.setattr(atomic, "write_unique", counted)
+    failures = [(tmp_path / f"f{i}", spec(f), ["seen"]) for i, f in enumerate(fields)]
+    stand.c.triage_groups(failures + failures[10:13], unreproduced=True, covered=False)
+    assert stand.triaged == []
+    files = [Path(p) for p in stand.c.out_of_time]
+    assert len(writes) == len(files) == 3  # the 30 not run, then each group's smallest case
+    assert sorted(regressions.header(p)["classes"] for p in files) == ["over-report", "seen", "wrong-data"]
+    saved = [line for p in files for line in p.read_text().splitlines() if not line.startswith("#")]
+    expected = {format_spec(f[1]) for f in failures[10:]} | {format_spec(spec("n=2")), format_spec(spec("n=3"))}
+    assert sorted(saved) == sorted(expected) and stand.c.deferred_specs == expected
 
 
 def test_an_unreproduced_case_is_reported_once(tmp_path: Path) -> None:

@@ -28,34 +28,67 @@ def _tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
+BATCH = 256  # files write_many holds open at once
+
+
 def write(path: Path, data: bytes | str, *, exclusive: bool = False) -> bool:
     """Write path atomically. exclusive: never replace an existing file (False if one is
     there); otherwise an existing file is replaced. An OSError is a CopyfuzzError naming
     the path (exit 2), and nothing is left behind."""
-    raw = data.encode() if isinstance(data, str) else data
-    tmp = _tmp_name(path)
+    return write_many([(path, data)], exclusive=exclusive)[0]
+
+
+def write_many(files: list[tuple[Path, bytes | str]], *, exclusive: bool = False) -> list[bool]:
+    """write() of each file, in order, its result each; all of a batch written aside
+    before any is synced, and synced before any is renamed: the first fsync commits the
+    journal for the batch, so a hundred files cost about one (a campaign's last corpus
+    inputs, on a loaded machine, had taken seconds at one journal commit each). An
+    OSError is a CopyfuzzError naming the path; no temporary is left behind, and the
+    files placed before it stay."""
+    out: list[bool] = []
+    for start in range(0, len(files), BATCH):
+        out += _write_batch(files[start:start + BATCH], exclusive)
+    return out
+
+
+def _write_batch(files: list[tuple[Path, bytes | str]], exclusive: bool) -> list[bool]:
+    tmps: list[Path] = []  # the temporaries not yet placed (or removed)
+    fds: list[int] = []  # those still open
+    out: list[bool] = []
+    path = Path()
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-        try:
+        for path, data in files:
+            raw = data.encode() if isinstance(data, str) else data
+            tmps.append(_tmp_name(path))
+            fds.append(os.open(tmps[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
             view = memoryview(raw)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fds[-1], view):]
+        for k, fd in enumerate(fds):
+            path = files[k][0]
             os.fsync(fd)
-        finally:
-            os.close(fd)
-        if exclusive:
-            try:
-                os.link(tmp, path)  # fails if path exists: no replacing a concurrent writer's file
-            except FileExistsError:
-                return False
-            finally:
+        while fds:
+            os.close(fds.pop())
+        for (path, _), tmp in zip(files, list(tmps), strict=True):
+            if exclusive:
+                try:
+                    os.link(tmp, path)  # fails if path exists: no replacing a concurrent writer's file
+                    out.append(True)
+                except FileExistsError:
+                    out.append(False)
                 os.unlink(tmp)
-        else:
-            os.replace(tmp, path)
-        return True
+            else:
+                os.replace(tmp, path)
+                out.append(True)
+            tmps.pop(0)
+        return out
     except OSError as e:
-        with suppress(OSError):
-            os.unlink(tmp)
+        for fd in fds:
+            with suppress(OSError):
+                os.close(fd)
+        for tmp in tmps:
+            with suppress(OSError):
+                os.unlink(tmp)
         raise CopyfuzzError(f"cannot write {path}: {e.strerror or e}") from e
 
 

@@ -1,6 +1,6 @@
 """A campaign's corpus: a directory of raw inputs, each named by its SHA-1, only ever added to.
 
-Every engine's new inputs reach it through `add`: written aside and renamed, so a killed
+Every engine's new inputs reach it through `add_many`: written aside and renamed, so a killed
 campaign never leaves half an input, and two campaigns on one corpus never collide (the
 same bytes have the same name, and a rename over an identical file changes nothing).
 """
@@ -40,10 +40,16 @@ def has(corpus: Path, digest: str) -> bool:
 
 def add(corpus: Path, data: bytes, prefix: str = "") -> bool:
     """One input under its SHA-1 (as libFuzzer names them); False if it is there already."""
-    digest = name_of(data)
-    if has(corpus, digest):
-        return False
-    return atomic.write(corpus / f"{prefix}{digest}", data, exclusive=True)
+    return add_many(corpus, [data], prefix) == 1
+
+
+def add_many(corpus: Path, inputs: list[bytes], prefix: str = "") -> int:
+    """add() of each input, written as one batch (atomic.write_many: one journal commit,
+    not one an input); how many were new."""
+    fresh = {name_of(data): data for data in inputs}
+    files: list[tuple[Path, bytes | str]] = [(corpus / f"{prefix}{digest}", data) for digest, data in fresh.items()
+                                             if not has(corpus, digest)]
+    return sum(atomic.write_many(files, exclusive=True))
 
 
 def size(corpus: Path) -> int:
@@ -56,23 +62,25 @@ def take_whole(corpus: Path, directory: Path, *, remove: bool) -> int:
     """Inputs libFuzzer wrote into a staging directory, into the corpus. A file whose bytes
     are not its name's hash is still being written, or was cut short by a kill: it is
     skipped (and dropped when remove is set, i.e. once libFuzzer is gone); one libFuzzer
-    deletes while this reads the directory is skipped too."""
-    added = 0
-    for path in sorted(directory.iterdir()) if directory.is_dir() else []:
-        if not path.is_file():
-            continue
+    deletes while this reads the directory is skipped too. The staging files go only once
+    the corpus holds them."""
+    taken: list[bytes] = []
+    listed = [p for p in sorted(directory.iterdir()) if p.is_file()] if directory.is_dir() else []
+    for path in listed:
         if not has(corpus, path.name):
             try:
                 data = path.read_bytes()
             except FileNotFoundError:  # libFuzzer deleted it (it reduced the input) after the listing
                 continue
             if name_of(data) == path.name:
-                added += add(corpus, data)
-        if remove:
+                taken.append(data)
+    added = add_many(corpus, taken)
+    if remove:
+        for path in listed:
             path.unlink(missing_ok=True)
     return added
 
 
 def take_files(corpus: Path, paths: list[Path]) -> int:
     """Whole files written by an engine that renames its own (AFL++'s queue entries)."""
-    return sum(add(corpus, p.read_bytes()) for p in paths if p.is_file())
+    return add_many(corpus, [p.read_bytes() for p in paths if p.is_file()])
