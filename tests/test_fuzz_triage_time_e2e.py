@@ -31,12 +31,10 @@ MANY = "riscv/mutants/fixup-off-by-one"
 TIME_S, TRIAGE_S = 2, 1
 AFL_TIME_S = 6  # afl-fuzz's start (its dry run and calibration) is in the time too
 # Past the deadline: libFuzzer's own stop (whole seconds), one batch of re-runs begun
-# before it, the report. Without the deadline this campaign triages for about 20 s.
+# before it, the untriaged failures saved (one synced file a set of classes: forty synced
+# one by one took up to 5.7 s in a loaded suite), the report. Without the deadline this
+# campaign triages for about 20 s.
 SLACK_S = 3
-# AFL++'s run leaves some 40 findings untriaged, each saved (written and fsynced) after the
-# deadline: alone 1.06 s passed from the engines' stop to the end, in a loaded suite once
-# 6.6 s (12.63 s in all). Not measured apart, so not yet fixed in the tool: docs/perf.md.
-AFL_SLACK_S = 6
 STOP_SLACK_S = 2.5  # the engines' own stop: afl-fuzz gets 2 s after its SIGINT
 
 
@@ -79,7 +77,7 @@ def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engi
     assert rep["triage_time_s"] == TRIAGE_S
     phases = {k: rep[k] for k in ("engine_s", "engines_stopped_s", "elapsed_s")}
     assert rep["engines_stopped_s"] <= time_s + STOP_SLACK_S, phases
-    assert rep["elapsed_s"] <= time_s + TRIAGE_S + (AFL_SLACK_S if engine == "afl" else SLACK_S), phases
+    assert rep["elapsed_s"] <= time_s + TRIAGE_S + SLACK_S, phases
     assert rep["engine_s"] <= time_s and rep["exec_per_s"] == round(rep["executions"] / rep["engine_s"], 1)
     late = [Path(p) for p in rep["not_triaged_in_time"]]
     assert late, "every finding was shrunk within 1 s: the fixture no longer tests the deadline"
@@ -91,6 +89,7 @@ def test_the_campaign_ends_by_its_time_plus_the_triage_time(tmp_path: Path, engi
     # Nothing triaged is listed again (an AFL++ crash and its driver's file are one case).
     triaged = {f["shrunk_from"] or f["spec"] for f in rep["finds"]}
     untriaged = {line for p in late for line in p.read_text().splitlines() if not line.startswith("#")}
+    assert len(untriaged) == rep["not_triaged_cases"]  # each case once, in the files of its batch
     assert not triaged & untriaged, triaged & untriaged
     # Saved for replay: every one of them still fails alone.
     rp = run_cli("replay", str(findings / "untriaged"), "--json", timeout=300)
@@ -109,9 +108,10 @@ def test_the_text_report_says_what_was_not_triaged(tmp_path: Path) -> None:
                    "--regressions", str(tmp_path / "regressions"), timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     untriaged = tmp_path / "findings" / "untriaged"
-    count = len(list(untriaged.glob("*.spec")))
+    files = list(untriaged.glob("*.spec"))
+    count = sum(1 for p in files for line in p.read_text().splitlines() if not line.startswith("#"))
     text = " ".join(proc.stdout.split())  # the console wraps long lines at blanks
-    assert count and f"{count} failures not triaged" in text, proc.stdout
+    assert count and f"{count} failure{'s' * (count != 1)} not triaged ({len(files)} file" in text, proc.stdout
     assert f"copyfuzz replay {untriaged}" in text, proc.stdout
 
 

@@ -592,6 +592,7 @@ def report(c: Campaign) -> None:
             "not_reproduced": c.not_reproduced,
             "until": sorted(c.until), "until_met": c.until_met, "untriaged": c.untriaged,
             "triage_time_s": c.triage_s, "not_triaged_in_time": c.out_of_time,
+            "not_triaged_cases": len(c.deferred_specs),
             "engines_stopped_s": round(c.stopped_at - c.started, 2) if c.stopped_at is not None else None,
         }, indent=2))
         return
@@ -610,7 +611,8 @@ def report(c: Campaign) -> None:
                       f"{c.findings_dir}, not triaged (--until was met)")
     if c.out_of_time:
         where = Path(c.out_of_time[0]).parent
-        emit(console, f"  [red]{len(c.out_of_time)} failure{'s' * (len(c.out_of_time) != 1)} not triaged[/]: "
+        cases, files = len(c.deferred_specs), len(c.out_of_time)
+        emit(console, f"  [red]{cases} failure{'s' * (cases != 1)} not triaged[/] ({files} file{'s' * (files != 1)}): "
                       f"the triage time (--triage-time {c.triage_s:g} s) was used up; saved unshrunk and not "
                       f"re-run in {where}; replay them with: copyfuzz replay {where}")
     if not c.found:
