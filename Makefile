@@ -252,7 +252,10 @@ test-c: $(O)/host/test_ref $(O)/host/test_libc
 	$(Q)$(O)/host/test_ref
 	$(Q)$(O)/host/test_libc
 
-# pytest (testpaths in pytest.ini: tests/ and fuzz/); its "no tests ran" (exit 5) is a failure, never a pass.
+# pytest (testpaths in pytest.ini: tests/ and fuzz/). $(call pytest,WHAT,ARGS): `pytest -q
+# ARGS` as shell text that leaves its status in $rc, where pytest's "no tests ran" (exit
+# 5) is a failure naming WHAT, never a pass.
+pytest = $(PYTHON) -m pytest -q $(2); rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no $(1)" >&2; rc=1; fi
 # TEST_JOBS pytest-xdist workers; --dist loadscope keeps each module (and each chain of docs
 # pages, a class) on one worker, so its module fixtures run once; the scopes go out in the
 # order tests/conftest.py gives them (longest first), not by their number of tests.
@@ -266,11 +269,9 @@ test-c: $(O)/host/test_ref $(O)/host/test_libc
 TEST_JOBS ?= 2
 SUITE_LIMIT_S ?= 660
 test-py: all
-	$(Q)COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) $(PYTHON) -m pytest -q -m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=1; fi; \
-	  $(PYTHON) -m pytest -q -m alone; rc2=$$?; \
-	  if [ $$rc2 -eq 5 ]; then echo "pytest collected no tests marked alone" >&2; rc2=1; fi; \
-	  [ $$rc -eq 0 ] && exit $$rc2; exit $$rc
+	$(Q)COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) \
+	  $(call pytest,tests,-m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder); \
+	  first=$$rc; $(call pytest,tests marked alone,-m alone); [ $$first -eq 0 ] && exit $$rc; exit $$first
 
 deps:
 	$(Q)sh scripts/deps.sh
@@ -286,8 +287,7 @@ check: deps
 # minutes (`# long tier`: the README's main job), on TEST_JOBS workers, so that `make
 # check` need not. After `make check` in CI (.ci/run).
 check-long: deps all-targets
-	$(Q)$(PYTHON) -m pytest -q -m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder; \
-	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no long tests" >&2; rc=1; fi; exit $$rc
+	$(Q)$(call pytest,long tests,-m "long and not kernel" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder); exit $$rc
 
 # The booted-kernel tier (docs/kernel-sweep.md): builds small riscv64, arm64 and arm kernels
 # from Debian's linux-source (cached under $(O)/kernel/), boots each under qemu-system with
@@ -297,8 +297,7 @@ check-long: deps all-targets
 # 10 % longer: docs/perf.md, "Where `make check-kernel`'s time goes"). Last in CI (.ci/run).
 check-kernel: deps all-targets
 	$(Q)sh scripts/deps.sh kernel
-	$(Q)$(PYTHON) -m pytest -q -m kernel; \
-	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no kernel tests" >&2; rc=1; fi; exit $$rc
+	$(Q)$(call pytest,kernel tests,-m kernel); exit $$rc
 
 # The inner loop (under a minute): the C unit tests and the tests that need no real
 # executor (unit tests, fake executors); `make check` runs everything.
@@ -308,8 +307,7 @@ check-fast: deps
 	@# no glibc headers): a header it cannot have fails here, not in the docs tests
 	+$(Q)$(call for_each_target,freestanding-ref)
 	$(Q)$(MAKE) --no-print-directory test-c
-	$(Q)$(PYTHON) -m pytest -q -m "not e2e and not kernel and not long"; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	$(Q)$(call pytest,tests,-m "not e2e and not kernel and not long"); exit $$rc
 
 # Lint: ruff and mypy (pyproject.toml; --strict on the tool, tests, bench/, fuzz/ and ci/ in one
 # run: two runs with different flags rewrite one cache and each starts cold), clang-format

@@ -12,6 +12,7 @@ other commands, would build every kernel again. What they write goes to findings
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -57,3 +58,19 @@ def test_tier_command(cmd: Command) -> None:
                           timeout=TIMEOUT_S, env=command_env())
     assert proc.returncode == cmd.expect, (f"{cmd.where}: `{cmd.text}` exited {proc.returncode}, "
                                            f"the page says {cmd.expect}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+
+
+@pytest.mark.parametrize("status", [0, 1, 5])
+def test_pytest_collecting_nothing_fails_the_make_targets(tmp_path: Path, status: int) -> None:
+    """Every target runs pytest through the Makefile's $(call pytest,...), where pytest's
+    "no tests ran" (exit 5) is a failure: a mark that selects nothing never passes."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert makefile.count("-m pytest") == 1, "a recipe runs pytest without $(call pytest,...)"
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nexit {status}\n")
+    fake.chmod(0o755)
+    probe = "cf-probe:\n\t@$(call pytest,probe tests,-m probe); exit $$rc\n"
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "--eval", probe, "cf-probe", f"PYTHON={fake}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode == 0) == (status == 0), proc.stderr
+    assert ("pytest collected no probe tests" in proc.stderr) == (status == 5), proc.stderr
