@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, run_cli
 from copyfuzz import targets
 from copyfuzz.errors import CopyfuzzError
-from copyfuzz.kernel import build, confirm, initramfs, inputs, options, source, sweep
+from copyfuzz.kernel import build, confirm, initramfs, inputs, options, source, sweep, vm
 
 
 def line(type_: str, **fields: object) -> str:
@@ -273,6 +273,27 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], why: str) -> None:
     assert why in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 2
     assert '"error"' in proc.stdout
+
+
+@pytest.mark.kernel  # needs qemu-system (scripts/deps.sh kernel); no kernel is built
+def test_a_cpu_the_machine_refuses_is_said_before_a_build(tmp_path: Path) -> None:
+    """A --cpu that qemu-system's virt machine refuses (a model it does not have, or one
+    mach-virt does not take, as a user-mode model a .spec file saved may be) is one
+    error with qemu's reason, before minutes of kernel build, not a kernel that prints
+    nothing. The default models pass the same check."""
+    for arch, cpu, reason in (("riscv", "no-such-model", "unable to find CPU model"),
+                              ("arm64", "arm926", "not supported")):
+        proc = run_cli("kernel", "sweep", "--arch", arch, "--cpu", cpu, "--findings", str(tmp_path / "f"))
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"--cpu {cpu}: " in proc.stderr and "refuses it" in proc.stderr and reason in proc.stderr, proc.stderr
+    spec = tmp_path / "case.spec"
+    spec.write_text("# options: --cpu no-such-model\n"
+                    "tests/fixtures/kernel/boot/riscv_uaccess.S:__asm_copy_from_user:n=8,src_off=4093,src_fault=3\n")
+    proc = run_cli("confirm", str(spec), "--as", "arch/riscv/lib/uaccess.S", "--findings", str(tmp_path / "f"))
+    assert proc.returncode == 2 and f"--cpu no-such-model (saved in {spec}'s options)" in proc.stderr, proc.stderr
+    for a in targets.ARCHES.values():
+        if a.kernel is not None:
+            vm.check_cpu(a, a.kernel.machine[a.kernel.machine.index("-cpu") + 1])
 
 
 def test_a_spec_found_with_build_options_is_not_confirmed(tmp_path: Path) -> None:

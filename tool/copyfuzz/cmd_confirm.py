@@ -11,12 +11,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import infer, regressions
+from . import infer, regressions, targets
 from . import spec as specs
 from .cmd_repro import spec_argument
 from .errors import CopyfuzzError
 from .kernel import build as kbuild
 from .kernel import confirm, inputs, report, runner
+from .kernel import vm as kvm
 from .kernel.sweep import Result
 from .options import ConfirmOptions, ReproOptions
 from .selection import is_file_spec
@@ -81,6 +82,8 @@ def run_confirm(root: Path, args: argparse.Namespace) -> int:
     inputs.check(root, kernel_opts)
     infer.say(symbol, why)
     kbuild.ensure_packages(root)
+    if f.cpu:  # a user-mode model the saved options carry may be one qemu-system's machine refuses
+        kvm.check_cpu(targets.get(arch), f.cpu, "" if opts.target.file.cpu else opts.spec)
     probe = inputs.request(root, kernel_opts)
     if not inputs.file_of_tree(probe.source.root, rel):
         raise CopyfuzzError(f"confirm: {rel} is not a file of {probe.source.label} (--as sets the path)")

@@ -23,6 +23,7 @@ from ..errors import CopyfuzzError
 from ..options import KernelSweepOptions
 from . import build as kbuild
 from . import inputs, report
+from . import vm as kvm
 from .sweep import Result, run_host, run_vm
 
 PROBER_OPTIONS = ("syscalls", "max_len", "sizes", "koffs", "segs", "prots", "timeout", "hang_budget")
@@ -179,6 +180,8 @@ def run_sweep(root: Path, opts: KernelSweepOptions) -> int:
     _, host_prober = probers(root, arch)
     if report.count_cases(host_prober, pargs) == 0:
         raise CopyfuzzError(f"no cases: the options select none ({' '.join(pargs)})")
+    if opts.cpu:
+        kvm.check_cpu(arch, opts.cpu)
     req = inputs.request(root, opts.build)
     kernel = kbuild.build(root, req)
     vm, host, workdir = sweep_cases(root, kernel, pargs, opts.jobs, opts.cpu, not opts.no_host, opts.timeout)

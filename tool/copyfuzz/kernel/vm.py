@@ -24,11 +24,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Iterator
 
-from .. import procs
+from .. import procs, targets
 from ..errors import CopyfuzzError
 from .build import Kernel, boot
 
 MEMORY = "256M"
+CPU_CHECK_S = 30  # check_cpu: qemu's start with a stopped machine, on a loaded machine
 CPUS = 2  # a second vCPU keeps the prober's watchdog running while a call spins in the kernel
 
 
@@ -36,11 +37,16 @@ class Stalled(Exception):
     """Nothing came on the console for the idle time."""
 
 
-def command(kernel: Kernel, initrd: Path, cpu: str | None = None, append: str = "") -> list[str]:
-    b = boot(kernel.arch)
-    machine = list(b.machine)
+def _machine(arch: targets.Arch, cpu: str | None) -> list[str]:
+    machine = list(boot(arch).machine)
     if cpu:
         machine[machine.index("-cpu") + 1] = cpu
+    return machine
+
+
+def command(kernel: Kernel, initrd: Path, cpu: str | None = None, append: str = "") -> list[str]:
+    b = boot(kernel.arch)
+    machine = _machine(kernel.arch, cpu)
     cmdline = f"console={b.console} panic=-1 {append}".strip()
     return [b.qemu_system, *machine, "-m", MEMORY, "-smp", str(CPUS), "-nodefaults", "-display", "none",
             "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con", "-no-reboot",
@@ -52,6 +58,29 @@ def check_emulator(kernel: Kernel) -> None:
     if shutil.which(name) is None:
         raise CopyfuzzError(f"{name} not found (Debian: apt-get install "
                             f"{'qemu-system-misc opensbi' if 'riscv' in name else 'qemu-system-arm'})")
+
+
+def check_cpu(arch: targets.Arch, cpu: str, saved_in: str = "") -> None:
+    """The machine takes cpu (a model and its properties), or a CopyfuzzError with qemu's
+    reason: asked before a kernel is built, since a model the machine refuses would end,
+    minutes later, as a kernel that prints nothing. qemu starts the machine stopped (-S)
+    and quits at its monitor's first command. saved_in: the .spec file whose saved
+    options gave cpu."""
+    b = boot(arch)
+    what = f"--cpu {cpu}" + (f" (saved in {saved_in}'s options)" if saved_in else "")
+    argv = [b.qemu_system, *_machine(arch, cpu), "-m", MEMORY, "-nodefaults", "-display", "none", "-S",
+            "-monitor", "stdio"]
+    try:
+        proc = subprocess.run(argv, input=b"quit\n", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=CPU_CHECK_S)
+    except subprocess.TimeoutExpired:
+        raise CopyfuzzError(f"{what}: {b.qemu_system} did not start within {CPU_CHECK_S} s") from None
+    except OSError as e:
+        raise CopyfuzzError(f"cannot run {b.qemu_system}: {e.strerror or e}") from e
+    if proc.returncode != 0:
+        said = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise CopyfuzzError(f"{what}: {b.qemu_system} {' '.join(b.machine[:2])} refuses it"
+                            f" ({said[-1] if said else f'exit status {proc.returncode}'})")
 
 
 class VM:
