@@ -184,7 +184,8 @@ def test_strategies_shrink_towards_small_n_offset_0_and_no_fault(kind: str) -> N
         assert (up.n, up.disp) == (0, 1)
     if kind == "memset":  # a fill with the high bit of its low byte set
         high = find(cases, lambda c: c.fill & 0x80, settings=quick)
-        assert high.fill in (0x81, 0xA5, 0xFF)
+        # a fill class, or 0x80 (the any-32-bits branch's smallest: 2 in 200 searches)
+        assert high.fill in (0x80, 0x81, 0xA5, 0xFF)
     if kind not in records.RETURNS_DST:
         # A fault inside the buffer: the smallest is n = 2 with the boundary after byte 0.
         inside = find(cases, lambda c: 0 < getattr(c, f"{side}_fault") < c.n, settings=quick)
