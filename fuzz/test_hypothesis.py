@@ -148,17 +148,31 @@ def test_there_are_routines_and_mutants() -> None:
     assert MUTANTS, "no mutants under arch/*/mutants/"
 
 
+# Cases checked for validity per kind, at least. Drawing is most of the cost (Hypothesis,
+# about 3 ms a case; the check is nothing), so the clean routines' draws are checked too
+# and this test draws only what they leave, but never fewer than VALID_OWN_EXAMPLES.
+VALID_EXAMPLES = 300
+VALID_OWN_EXAMPLES = 100
+
+
+def check_valid(case: records.Case, kind: str, profile: str) -> None:
+    """case passes cf_case_check's rules and the kind's own, and survives the spec round
+    trip that repro relies on."""
+    assert strategies.case_problem(case) is None, (case, strategies.case_problem(case))
+    text = spec.format_spec(spec.from_case("r", case))
+    assert spec.parse(text, kind).to_case(profile) == case
+
+
 @pytest.mark.parametrize("kind", records.KINDS)
 def test_strategies_draw_only_valid_cases(kind: str) -> None:
-    """No executor: every drawn case passes cf_case_check's rules and the kind's own,
-    and survives the spec round trip that repro relies on."""
+    """No executor: every drawn case is valid (check_valid); with the draws of
+    test_bundled_routine_is_clean, at least VALID_EXAMPLES per kind."""
+    by_routines = EXAMPLES * sum(r.kind == kind for r in CLEAN)
 
-    @settings(max_examples=300, database=None, deadline=None)
+    @settings(max_examples=max(VALID_OWN_EXAMPLES, VALID_EXAMPLES - by_routines), database=None, deadline=None)
     @given(strategies.cases(kind, "exact"))
     def check(case: records.Case) -> None:
-        assert strategies.case_problem(case) is None, (case, strategies.case_problem(case))
-        text = spec.format_spec(spec.from_case("r", case))
-        assert spec.parse(text, kind).to_case("exact") == case
+        check_valid(case, kind, "exact")
 
     check()
 
@@ -199,6 +213,7 @@ def test_bundled_routine_is_clean(clean: tuple[routines.Routine, executor.Server
     @settings(max_examples=EXAMPLES, deadline=None)
     @given(strategies.cases(routine.kind, routine.profile))
     def no_errors(case: records.Case) -> None:
+        check_valid(case, routine.kind, routine.profile)  # counted by test_strategies_draw_only_valid_cases
         result = run(server, case)
         assert result.errors == 0, (
             f"./copyfuzz repro {spec_of(routine, case)}  -> {', '.join(result.error_list)}")
