@@ -341,12 +341,26 @@ def merge_repo(tmp_path: Path, merge_brings_the_bug: bool) -> tuple[Path, dict[s
     return r, c
 
 
-@pytest.mark.parametrize("merge_brings_the_bug", [False, True], ids=["from-the-branch", "by-the-merge"])
-def test_a_merge_is_a_version_and_the_newest_decides(tmp_path: Path, merge_brings_the_bug: bool) -> None:
+# the repository, its commits, a cache, whether the merge (not the branch) brings the bug
+Merged = tuple[Path, dict[str, str], Path, bool]
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["from-the-branch", "by-the-merge"])
+def merged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Merged:
+    """merge_repo and one cache for both tests of each shape: history neither reads nor
+    touches the tree (first_run checks it), and a result is cached by the texts' blobs and
+    the options, so the bisect reads the rows the history test checked (four versions,
+    about 4 s of CPU) and still walks the graph, examining and naming what it would unaided."""
+    tmp = tmp_path_factory.mktemp("merge")
+    r, c = merge_repo(tmp, request.param)
+    return r, c, tmp / "cache", request.param
+
+
+def test_a_merge_is_a_version_and_the_newest_decides(merged: Merged) -> None:
     """The merge is a row (its file differs from both parents'), and the file at --until
     decides the exit status: HEAD has the bug, so 1, whatever main's own commit says."""
-    r, c = merge_repo(tmp_path, merge_brings_the_bug)
-    rc, report, err = history(r, tmp_path / "cache")
+    r, c, cache, merge_brings_the_bug = merged
+    rc, report, err = history(r, cache)
     assert rc == 1, (err, report)
     rows = {row["commit"]: row for row in report["commits"]}
     assert c["merge"] in rows and "no-progress" in rows[c["merge"]]["findings"], report
@@ -354,14 +368,12 @@ def test_a_merge_is_a_version_and_the_newest_decides(tmp_path: Path, merge_bring
     assert ("no-progress" in rows[c["B"]]["findings"]) != merge_brings_the_bug
 
 
-@pytest.mark.parametrize("merge_brings_the_bug", [False, True], ids=["from-the-branch", "by-the-merge"])
-def test_bisect_walks_the_graph_and_names_a_tested_commit(tmp_path: Path, merge_brings_the_bug: bool) -> None:
+def test_bisect_walks_the_graph_and_names_a_tested_commit(merged: Merged) -> None:
     """--bisect over a merge finds the commit that brought the class (the branch's, or the
     merge itself), and every commit it names was tested: it used to name an untested one
     from a list ordered by date, then fail with a KeyError."""
-    r, c = merge_repo(tmp_path, merge_brings_the_bug)
-    rc, report, err = history(r, tmp_path / "cache", "--bisect", "no-progress", "--good", c["c1"],
-                              "--bad", c["merge"])
+    r, c, cache, merge_brings_the_bug = merged
+    rc, report, err = history(r, cache, "--bisect", "no-progress", "--good", c["c1"], "--bad", c["merge"])
     assert rc == 0 and "Traceback" not in err, (err, report)
     assert report["first_bad"] == (c["merge"] if merge_brings_the_bug else c["B"]), report
     tested = {s["commit"]: s["verdict"] for s in report["steps"]}
