@@ -9,6 +9,7 @@ never read, link or delete each other's half-written files.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,25 @@ def _check(path: Path, findings: Path) -> list[str]:
             "--findings", str(findings)]
 
 
+@pytest.fixture(scope="module")
+def harness_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A build directory with the harness and the host libraries built, and no executor:
+    for the tests of races on executors. The harness's own race, from an empty build
+    directory, is test_concurrent_checks_of_one_file_from_an_empty_build_dir's; four more
+    runs building it in each other test cost most of their CPU time."""
+    tmp = tmp_path_factory.mktemp("harness")
+    build_dir = tmp / "o"
+    _all_succeeded(_at_once([_check(FIXTURE, tmp / "f")], build_dir, tmp), build_dir)
+    shutil.rmtree(build_dir / "riscv64" / "check")
+    return build_dir
+
+
+def _copy(build_dir: Path, dest: Path) -> Path:
+    """A build directory of a test's own, as build_dir is (copy2 keeps the times: make finds
+    the harness up to date)."""
+    return Path(shutil.copytree(build_dir, dest))
+
+
 def test_concurrent_checks_of_one_file_from_an_empty_build_dir(tmp_path: Path) -> None:
     build_dir = tmp_path / "o"  # as after `make clean`: the harness is built by whoever comes first
     _all_succeeded(_at_once([_check(FIXTURE, tmp_path / f"f{i}") for i in range(RUNS)], build_dir, tmp_path),
@@ -58,21 +78,22 @@ def test_concurrent_checks_of_one_file_from_an_empty_build_dir(tmp_path: Path) -
     assert len(list((build_dir / "riscv64" / "check").glob("*.elf"))) == 1
 
 
-def test_concurrent_checks_of_files_with_one_name(tmp_path: Path) -> None:
+def test_concurrent_checks_of_files_with_one_name(tmp_path: Path, harness_built: Path) -> None:
     copies = []
     for i in range(RUNS):
         copy = tmp_path / f"d{i}" / FIXTURE.name
         copy.parent.mkdir()
         copy.write_bytes(FIXTURE.read_bytes())
         copies.append(copy)
-    build_dir = tmp_path / "o"
+    build_dir = _copy(harness_built, tmp_path / "o")  # the runs race on their executors' links alone
     _all_succeeded(_at_once([_check(c, tmp_path / f"f{i}") for i, c in enumerate(copies)], build_dir, tmp_path),
                    build_dir)
     assert len(list((build_dir / "riscv64" / "check").glob("*.elf"))) == RUNS  # one executor each
 
 
-def test_concurrent_sweeps_build_bundled_routines_through_make(tmp_path: Path) -> None:
-    build_dir = tmp_path / "o"
+def test_concurrent_sweeps_build_bundled_routines_through_make(tmp_path: Path, harness_built: Path) -> None:
+    build_dir = _copy(harness_built, tmp_path / "o")  # the makes race on the routines' links
+    assert not (build_dir / "riscv64" / "riscv").exists()
     argv = ["sweep", "riscv/copy_user", "riscv/clear_user", "--max-len", "4", "--jobs", "1", "--no-audit"]
     _all_succeeded(_at_once([[*argv, "--findings", str(tmp_path / f"f{i}")] for i in range(RUNS)],
                             build_dir, tmp_path), build_dir)
