@@ -86,7 +86,10 @@ _magics, _fills = mostly(records.CASE_MAGIC, u32), mostly(0, u32)
 _kinds, _profiles = st.integers(0, len(records.KINDS) + 1), mostly(0, st.integers(0, 3))
 _seals = st.one_of(st.just(0), u64)
 _granules = mostly(0, st.sampled_from([records.GRANULE_MTE, records.GRANULE_MTE, 8, 255]))
-_use_disp = st.sampled_from([False, False, False, True])  # mostly(0, disp)
+# disp half the time: bad-disp is among the last checks, so a case reaches it only past
+# every earlier one; at one in four it came up about once in 100 draws, and once first at
+# draw 1546 (test_every_case_error_comes_up_in_both needs it within the 3000)
+_use_disp = st.sampled_from([False, True])
 
 
 @st.composite
