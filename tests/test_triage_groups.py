@@ -32,7 +32,8 @@ class Stand:
     """A campaign whose serve answers from a table and whose triage is noted."""
 
     def __init__(self, tmp_path: Path, table: dict[str, records.Result], run_at_most: int = 1 << 30,
-                 finds: Callable[[Spec, str], CampaignFinding | None] | None = None, stub_defer: bool = True) -> None:
+                 finds: Callable[[Spec, str], CampaignFinding | None] | None = None,
+                 writes_untriaged: bool = False) -> None:
         results = {format_spec(spec(f)): r for f, r in table.items()}  # by the case, as a spec line
         self.c = Campaign(ROOT, ROUTINE, "linux", 1, tmp_path / "corpus", tmp_path / "findings", tmp_path / "reg",
                           "afl", 64)
@@ -61,7 +62,7 @@ class Stand:
 
         self.c.run_in_time = run_in_time  # type: ignore[method-assign]
         self.c.triage = triage  # type: ignore[method-assign]
-        if stub_defer:
+        if not writes_untriaged:  # else the campaign's own defer writes its files
             self.c.defer = defer  # type: ignore[method-assign]
 
 
@@ -97,7 +98,7 @@ def test_past_the_deadline_a_batch_is_saved_in_one_file_per_set_of_classes(
     Every case is kept, each once, with the classes its source saw."""
     fields = [f"n={n}" for n in range(2, 42)]
     table = {f"n={n}": _result(["wrong-data"] if n % 2 else ["over-report"], 0x10 + n % 2) for n in range(2, 42)}
-    stand = Stand(tmp_path, table, run_at_most=10, stub_defer=False)
+    stand = Stand(tmp_path, table, run_at_most=10, writes_untriaged=True)
     stand.c.start()
     stand.c.triage_deadline = 0.0  # the triage time is over: past the ten run, nothing is triaged
     writes: list[Path] = []

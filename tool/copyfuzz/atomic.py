@@ -52,10 +52,10 @@ def write_many(files: list[tuple[Path, bytes | str]], *, exclusive: bool = False
 
 
 def _write_batch(files: list[tuple[Path, bytes | str]], exclusive: bool) -> list[bool]:
-    tmps: list[Path] = []  # the temporaries not yet placed (or removed)
-    fds: list[int] = []  # those still open
-    out: list[bool] = []
-    path = Path()
+    tmps: list[Path] = []
+    fds: list[int] = []  # the temporaries still open
+    out: list[bool] = []  # one a file placed (or found there, exclusive)
+    path = files[0][0] if files else Path()  # the file at hand, for the error
     try:
         for path, data in files:
             raw = data.encode() if isinstance(data, str) else data
@@ -69,24 +69,23 @@ def _write_batch(files: list[tuple[Path, bytes | str]], exclusive: bool) -> list
             os.fsync(fd)
         while fds:
             os.close(fds.pop())
-        for (path, _), tmp in zip(files, list(tmps), strict=True):
-            if exclusive:
-                try:
-                    os.link(tmp, path)  # fails if path exists: no replacing a concurrent writer's file
-                    out.append(True)
-                except FileExistsError:
-                    out.append(False)
-                os.unlink(tmp)
-            else:
+        for (path, _), tmp in zip(files, tmps, strict=True):
+            if not exclusive:
                 os.replace(tmp, path)
                 out.append(True)
-            tmps.pop(0)
+                continue
+            try:
+                os.link(tmp, path)  # fails if path exists: no replacing a concurrent writer's file
+                out.append(True)
+            except FileExistsError:
+                out.append(False)
+            os.unlink(tmp)
         return out
     except OSError as e:
         for fd in fds:
             with suppress(OSError):
                 os.close(fd)
-        for tmp in tmps:
+        for tmp in tmps[len(out):]:  # those not placed yet
             with suppress(OSError):
                 os.unlink(tmp)
         raise CopyfuzzError(f"cannot write {path}: {e.strerror or e}") from e
