@@ -33,7 +33,8 @@ MAKE_REPO = ROOT / "tests" / "fixtures" / "history" / "make-repo.sh"
 SYMBOL = "__asm_copy_to_user"
 MAX_LEN = "16"  # reaches every class below (the wrong shift's first case has n=16)
 OFF_BY_ONE = "#define CF_MUTANT_FIXUP_OFF_BY_ONE 1\n"
-# For a test that asserts no class, only that a clean version builds and is swept: the
+# For a test that asserts no class, only that a clean version builds and is swept, or a
+# class the probe past the sweep shows at any length (the merges' no-progress): the
 # shortest sweep (a third less CPU a version than MAX_LEN's; the last --max-len counts).
 SHORT = ("--max-len", "1")
 
@@ -353,7 +354,10 @@ def merged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """merge_repo and one cache for both tests of each shape: history neither reads nor
     touches the tree (first_run checks it), and a result is cached by the texts' blobs and
     the options, so the bisect reads the rows the history test checked (four versions,
-    about 4 s of CPU) and still walks the graph, examining and naming what it would unaided."""
+    about 4 s of CPU) and still walks the graph, examining and naming what it would unaided.
+    Both run SHORT: the fixture's bug shows as no-progress at any --max-len, in check's
+    probe past the sweep (n = 32, a fault halfway), where MAX_LEN's sweep took 3 s more a
+    shape."""
     tmp = tmp_path_factory.mktemp("merge")
     r, c = merge_repo(tmp, request.param)
     return r, c, tmp / "cache", request.param
@@ -363,7 +367,7 @@ def test_a_merge_is_a_version_and_the_newest_decides(merged: Merged) -> None:
     """The merge is a row (its file differs from both parents'), and the file at --until
     decides the exit status: HEAD has the bug, so 1, whatever main's own commit says."""
     r, c, cache, merge_brings_the_bug = merged
-    rc, report, err = history(r, cache)
+    rc, report, err = history(r, cache, *SHORT)
     assert rc == 1, (err, report)
     rows = {row["commit"]: row for row in report["commits"]}
     assert c["merge"] in rows and "no-progress" in rows[c["merge"]]["findings"], report
@@ -376,7 +380,7 @@ def test_bisect_walks_the_graph_and_names_a_tested_commit(merged: Merged) -> Non
     merge itself), and every commit it names was tested: it used to name an untested one
     from a list ordered by date, then fail with a KeyError."""
     r, c, cache, merge_brings_the_bug = merged
-    rc, report, err = history(r, cache, "--bisect", "no-progress", "--good", c["c1"], "--bad", c["merge"])
+    rc, report, err = history(r, cache, "--bisect", "no-progress", "--good", c["c1"], "--bad", c["merge"], *SHORT)
     assert rc == 0 and "Traceback" not in err, (err, report)
     assert report["first_bad"] == (c["merge"] if merge_brings_the_bug else c["B"]), report
     tested = {s["commit"]: s["verdict"] for s in report["steps"]}
