@@ -74,6 +74,9 @@ LONG_PAGES = {
                       "test_fuzz_e2e.py)",
     "docs/outside-code.md": "checks of the outside fixtures (tests/test_outside_code_e2e.py, test_outside_e2e.py)",
     "docs/kernel.md": "checks of the kernel-style fixtures (tests/test_check_e2e.py)",
+    "docs/history.md": "the fixture repository's history and its three bisects, each as "
+                       "tests/test_history_e2e.py runs it (first_run, test_text_rows, "
+                       "test_since_and_until, test_bisect_first_bad, test_bisect_first_fixed)",
 }
 
 
