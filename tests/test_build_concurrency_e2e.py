@@ -72,9 +72,7 @@ def test_concurrent_checks_of_one_file_from_an_empty_build_dir(tmp_path: Path) -
     build_dir = tmp_path / "o"  # as after `make clean`: the harness is built by whoever comes first
     _all_succeeded(_at_once([_check(FIXTURE, tmp_path / f"f{i}") for i in range(RUNS)], build_dir, tmp_path),
                    build_dir)
-    # Built now: the runs race on the executor's link alone.
-    _all_succeeded(_at_once([_check(FIXTURE, tmp_path / f"g{i}") for i in range(RUNS)], build_dir, tmp_path),
-                   build_dir)
+    # (The race on the executors' links alone, the harness built: the next test.)
     assert len(list((build_dir / "riscv64" / "check").glob("*.elf"))) == 1
 
 
