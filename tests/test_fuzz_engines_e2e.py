@@ -86,6 +86,8 @@ def test_afl_starts_from_our_seeds_with_relative_directories(tmp_path: Path) -> 
                    "--findings", "findings", "--regressions", "regressions", cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert json.loads(proc.stdout)["executions"] > 0
+    log = (tmp_path / "findings/.logs/afl-default.log").read_bytes()
+    assert b"Mistyped AFL environment variable" not in log, log[-2000:]  # each costs 2 s of sleep
 
 
 def test_a_campaign_that_ran_no_input_gives_no_verdict(tmp_path: Path) -> None:
@@ -121,6 +123,21 @@ def test_a_dry_run_counts_the_inputs_it_ran(tmp_path: Path) -> None:
     log.write_text(log.read_text() + "\x1b[1;92m[+] \x1b[0mAll test cases processed.\n")
     assert afl.dry_run_inputs(log) == 3
     assert afl.dry_run_inputs(tmp_path / "missing.log") == 0
+
+
+def test_afl_fuzz_gets_only_the_variables_it_knows(tmp_path: Path) -> None:
+    # Of a variable it does not know, afl-fuzz warns and sleeps 2 s (AFL++ 4.04c): its
+    # binary holds the names it knows; a file without that list is given the variable.
+    older, newer, script = tmp_path / "older", tmp_path / "newer", tmp_path / "script"
+    older.write_bytes(b"\x7fELF\0AFL_SKIP_CPUFREQ\0AFL_SKIP_CRASHES\0")
+    newer.write_bytes(b"\x7fELF\0AFL_SKIP_CPUFREQ\0AFL_IGNORE_SEED_PROBLEMS\0")
+    script.write_text("#!/bin/sh\nexec /usr/bin/afl-fuzz \"$@\"\n")
+    assert [afl._knows(str(f), "AFL_IGNORE_SEED_PROBLEMS") for f in (older, newer, script)] == [False, True, True]
+    assert afl._knows(None, "AFL_IGNORE_SEED_PROBLEMS")
+    env = afl.afl_env({"PATH": os.environ["PATH"]})
+    assert env["AFL_SKIP_CRASHES"] == "1"
+    real = shutil.which("afl-fuzz")
+    assert real and ("AFL_IGNORE_SEED_PROBLEMS" in env) == (b"AFL_IGNORE_SEED_PROBLEMS\0" in Path(real).read_bytes())
 
 
 def test_hypothesis_finds_the_mutant_and_shrinks_it(tmp_path: Path) -> None:
