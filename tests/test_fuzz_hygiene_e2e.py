@@ -68,12 +68,21 @@ def campaign(tmp: Path, engine: str, *extra: str) -> subprocess.Popen[str]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def running_cases(proc: subprocess.Popen[str], drivers: int = 1) -> list[Proc]:
-    """Waits until `drivers` executors run under the campaign; then everything below it."""
+def snapshots(tmp: Path) -> list[Path]:
+    """The campaign's coverage snapshots: a driver writes its first (cov-PID) once 256
+    inputs have gone through its executor, then about once a second (fuzz/driver.c)."""
+    return [p for p in (tmp / "findings").glob(".runs/*/coverage/cov-*") if p.suffix != ".tmp"]
+
+
+def running_cases(proc: subprocess.Popen[str], tmp: Path, drivers: int = 1) -> list[Proc]:
+    """Waits until `drivers` executors run under the campaign and as many drivers have
+    sent cases through theirs; then everything below it."""
     def executors() -> list[Proc]:
         return [p for p in descendants(proc.pid) if str(ELF) in p.argv and "serve" in p.argv]
     wait_for(lambda: len(executors()) >= drivers, 120, proc)
-    time.sleep(2)  # cases go through them
+    # cases go through them (this was a fixed 2 s): the snapshots say so, then a moment more
+    wait_for(lambda: len(snapshots(tmp)) >= drivers, 120, proc)
+    time.sleep(0.3)
     below = descendants(proc.pid)
     assert any(Path(p.argv[0]).name == "qemu-riscv64" for p in below if p.argv), below
     return below
@@ -86,7 +95,7 @@ def assert_all_gone(pids: list[int], seconds: float = 10) -> None:
 
 def test_killing_an_afl_campaigns_process_group_leaves_nothing_behind(tmp_path: Path, started: list[int]) -> None:
     proc = campaign(tmp_path, "afl")
-    below = running_cases(proc)
+    below = running_cases(proc, tmp_path)
     started += [proc.pid, *(p.pid for p in below)]
     # the forkserver (and so its persistent children) is in a session of afl-fuzz's making
     assert any(os.getsid(p.pid) != proc.pid for p in below if read_proc(p.pid))
@@ -101,7 +110,7 @@ def test_killing_only_the_tool_leaves_nothing_behind(tmp_path: Path, started: li
     """A SIGKILL of the tool alone, which runs no `finally` (cmd_fuzz starts its engines
     through procs.py and gives the drivers COPYFUZZ_WATCH_PID)."""
     proc = campaign(tmp_path, engine, "--jobs", str(jobs))
-    below = running_cases(proc, drivers=jobs)
+    below = running_cases(proc, tmp_path, drivers=jobs)
     started += [proc.pid, *(p.pid for p in below)]
     proc.kill()
     proc.communicate(timeout=30)
