@@ -239,8 +239,37 @@ def check_suite_time(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# ---- the suite writes nothing into the checkout's findings/ (a command's default) ----
+CHECKOUT_FINDINGS = ROOT / "findings"
+
+
+def findings_state(directory: Path = CHECKOUT_FINDINGS) -> dict[str, tuple[int, int]]:
+    """Each file under directory: its modification time and size."""
+    out = {}
+    for p in directory.rglob("*") if directory.is_dir() else ():
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            out[str(p.relative_to(directory))] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+_FINDINGS_BEFORE = findings_state()
+
+
+def check_findings_untouched(session: pytest.Session) -> None:
+    """Fail the session when a test left the checkout's findings/ changed: a command run
+    without --findings, whose results then mix with the user's own."""
+    after = findings_state()
+    changed = sorted(k for k, v in after.items() if _FINDINGS_BEFORE.get(k) != v)
+    if changed:
+        session.config.get_terminal_writer().line(
+            f"tests wrote into {CHECKOUT_FINDINGS} (a command without --findings): {', '.join(changed)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _ZYGOTE.stop()  # before the check: it is a process of the session's too
     if not hasattr(session.config, "workerinput"):  # not an xdist worker
         leftovers.finish_session(session, SESSION, ROOT)
         check_suite_time(session)
+        check_findings_untouched(session)

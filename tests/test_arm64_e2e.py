@@ -34,17 +34,17 @@ def test_make_and_the_tool_name_the_same_executors_for_every_architecture(
             assert ours and sorted(out) == ours, (arch.name, xlen)
 
 
-def _check(*extra: str, path: Path = REGS) -> subprocess.CompletedProcess[str]:
+def _check(tmp: Path, *extra: str, path: Path = REGS) -> subprocess.CompletedProcess[str]:
     return run_cli("check", str(path), "--arch", "arm64", "--symbol", "fixture_copy:copy_to_user",
-                   "--max-len", "12", "--json", *extra)
+                   "--max-len", "12", "--json", "--findings", str(tmp / "findings"), *extra)
 
 
 @pytest.mark.parametrize("switch,regs", [
     ("CLOBBER_X19", ["x19"]), ("CLOBBER_X18", ["x18"]), ("CLOBBER_SP", ["sp"]), ("CLOBBER_TPIDR", ["tpidr_el0"]),
     ("CLOBBER_D8", ["d8-d15"]),
 ])
-def test_callee_saved_registers_are_checked_by_their_arm64_names(switch: str, regs: list[str]) -> None:
-    proc = _check("-D", switch)
+def test_callee_saved_registers_are_checked_by_their_arm64_names(tmp_path: Path, switch: str, regs: list[str]) -> None:
+    proc = _check(tmp_path, "-D", switch)
     assert proc.returncode == 1, proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert "register-clobber" in row["findings"], row
@@ -54,10 +54,10 @@ def test_callee_saved_registers_are_checked_by_their_arm64_names(switch: str, re
     assert json.loads(rep.stdout)["registers_clobbered"] == regs
 
 
-def test_the_fixture_is_clean_without_a_switch_and_fpsr_qc_is_the_pan_stand_in() -> None:
-    clean = _check()
+def test_the_fixture_is_clean_without_a_switch_and_fpsr_qc_is_the_pan_stand_in(tmp_path: Path) -> None:
+    clean = _check(tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    left = _check("-D", "LEAVE_QC")
+    left = _check(tmp_path, "-D", "LEAVE_QC")
     assert left.returncode == 1
     assert list(json.loads(left.stdout)["routines"][0]["findings"]) == ["uaccess-left-enabled"]
 
@@ -97,7 +97,7 @@ def test_the_architecture_comes_from_the_path_or_arch(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "does not build for riscv" in wrong.stderr, wrong.stderr
     first = wrong.stderr.splitlines()[0]
     assert "harness/compat/riscv/include" in first and "<asm/asm.h>" in first and "asm-uaccess" not in first
-    right = _check(path=copy)
+    right = _check(tmp_path, path=copy)
     assert right.returncode == 0, right.stderr
 
 
@@ -124,11 +124,11 @@ def test_riscv_only_options_on_an_arm64_routine_are_one_line(args: list[str], me
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
-def test_a_register_the_routine_never_set_points_nowhere() -> None:
+def test_a_register_the_routine_never_set_points_nowhere(tmp_path: Path) -> None:
     """x9 held the trampoline's struct cf_call at the call: a routine loading through it
     read the harness's memory and came out clean. Every scratch register now holds an
     unmapped address that names it, so the load faults as it would oops in the kernel."""
-    proc = _check("-D", "UNSET_X9", "--no-audit")
+    proc = _check(tmp_path, "-D", "UNSET_X9", "--no-audit")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert list(row["findings"]) == ["unhandled-fault"], row

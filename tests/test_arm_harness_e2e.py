@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
@@ -16,17 +17,17 @@ pytestmark = pytest.mark.e2e
 REGS = ROOT / "tests/fixtures/arm/regs.S"
 
 
-def _check(*extra: str) -> subprocess.CompletedProcess[str]:
+def _check(tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return run_cli("check", str(REGS), "--arch", "arm", "--symbol", "fixture_copy:copy_to_user", "--max-len", "8",
-                   "--no-audit", "--json", *extra)
+                   "--no-audit", "--json", "--findings", str(tmp / "findings"), *extra)
 
 
 @pytest.mark.parametrize("switch,regs", [
     ("CLOBBER_R4", ["r4"]), ("CLOBBER_R11", ["r11"]), ("CLOBBER_SP", ["sp"]), ("CLOBBER_TPIDR", ["tpidrurw"]),
     ("CLOBBER_D8", ["d8-d15"]),
 ])
-def test_callee_saved_registers_are_checked_by_their_arm_names(switch: str, regs: list[str]) -> None:
-    proc = _check("-D", switch)
+def test_callee_saved_registers_are_checked_by_their_arm_names(tmp_path: Path, switch: str, regs: list[str]) -> None:
+    proc = _check(tmp_path, "-D", switch)
     assert proc.returncode == 1, proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert list(row["findings"]) == ["register-clobber"], row
@@ -38,17 +39,17 @@ def test_callee_saved_registers_are_checked_by_their_arm_names(switch: str, regs
 @pytest.mark.parametrize("switch,findings", [
     (None, []), ("RETURN_VIA_POP", []), ("LEAVE_QC", ["uaccess-left-enabled"]),
 ])
-def test_returns_and_the_user_access_stand_in(switch: str | None, findings: list[str]) -> None:
-    proc = _check(*(["-D", switch] if switch else []))
+def test_returns_and_the_user_access_stand_in(tmp_path: Path, switch: str | None, findings: list[str]) -> None:
+    proc = _check(tmp_path, *(["-D", switch] if switch else []))
     assert proc.returncode == (1 if findings else 0), proc.stdout[-1000:] + proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert sorted(row["findings"]) == findings and row["arch"] == "arm" and row["xlen"] == 32
 
 
-def test_a_register_the_routine_never_set_points_nowhere() -> None:
+def test_a_register_the_routine_never_set_points_nowhere(tmp_path: Path) -> None:
     """r3 holds no harness value at the call: a routine using it unset faults (an
     unmapped address), as a kernel would oops, instead of reaching the harness's memory."""
-    proc = _check("-D", "UNSET_R3")
+    proc = _check(tmp_path, "-D", "UNSET_R3")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert list(row["findings"]) == ["unhandled-fault"], row

@@ -190,12 +190,13 @@ def test_fuzz_driver_takes_no_result_forged_in_its_shared_block(tmp_path: Path) 
         assert "why=the executor's channel carried a record it did not seal (crash)\n" in text, text
 
 
-def test_a_temporary_the_routine_never_set_points_nowhere() -> None:
+def test_a_temporary_the_routine_never_set_points_nowhere(tmp_path: Path) -> None:
     """The trampoline leaves no harness value in the temporaries (t1 held the call
     record): a routine loading through t1 unset faults at its poisoned address, as a
     kernel would oops, instead of reading the harness's memory and coming out clean."""
     src = ROOT / "tests/fixtures/hostile/unset_temp.S"
-    proc = run_cli("check", str(src), "--symbol", "unset_copy:copy", "--max-len", "4", "--no-audit", "--json")
+    proc = run_cli("check", str(src), "--symbol", "unset_copy:copy", "--max-len", "4", "--no-audit", "--json",
+                   "--findings", str(tmp_path / "findings"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = json.loads(proc.stdout)["routines"][0]
     assert list(row["findings"]) == ["unhandled-fault"], row

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from conftest import SESSION, SUITE_LIMIT
+from conftest import CHECKOUT_FINDINGS, SESSION, SUITE_LIMIT
 from leftovers import GRACE, MARKER, session_processes, wait_for_session_end, wait_gone
 
 ME = os.getpid()
@@ -134,3 +134,20 @@ def test_a_session_over_its_time_limit_fails_and_says_so(tmp_path: Path, limit: 
     assert run.returncode == status, run.stdout + run.stderr
     assert ("over its limit of 0.5 s" in run.stdout) == (status == 1), run.stdout
     assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_a_session_that_writes_into_the_checkouts_findings_fails_and_names_it(tmp_path: Path) -> None:
+    """conftest.check_findings_untouched: a command a test runs without --findings writes
+    into the checkout's findings/, among the user's own; the session fails naming it."""
+    name = f"written-by-a-test-{uuid.uuid4().hex}.jsonl"
+    target = CHECKOUT_FINDINGS / name
+    body = (f"    import pathlib; p = pathlib.Path({str(target)!r})\n"
+            "    p.parent.mkdir(exist_ok=True); p.write_text('{}')\n")
+    try:
+        run = run_session(tmp_path, body)
+    finally:
+        target.unlink(missing_ok=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "tests wrote into" in run.stdout and name in run.stdout, run.stdout
+    clean = run_session(tmp_path, "    pass\n")
+    assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -41,11 +41,11 @@ def test_premature_failure_at_a_granule_inside_a_page(tmp_path: Path) -> None:
     assert "MTE tag check fault" in text
 
 
-def test_an_in_page_overread_guard_pages_cannot_see_faults_at_a_granule() -> None:
+def test_an_in_page_overread_guard_pages_cannot_see_faults_at_a_granule(tmp_path: Path) -> None:
     """Loading a whole word while it stays in the page never faults at a page boundary;
     at a tag granule it does, and the routine then reports bytes it could have copied."""
     args = ("check", "arch/arm64/mutants/overread-in-page.S", "--symbol", "__arch_copy_from_user:copy_from_user",
-            "--profile", "exact", "--max-len", "16", "--json")
+            "--profile", "exact", "--max-len", "16", "--json", "--findings", str(tmp_path / "findings"))
     pages = run_cli(*args)
     assert pages.returncode == 0, pages.stdout[-1000:] + pages.stderr
     granules = run_cli(*args, "--granule", "16")
