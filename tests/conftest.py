@@ -146,24 +146,24 @@ def fake_plan(tmp_path_factory: pytest.TempPathFactory) -> "plan.SweepPlan":
 # order; one long scope started last leaves the other worker idle at the end. The order
 # only changes when things finish, never what runs: modules stay contiguous, so their
 # fixtures are set up once per worker. Longest first, as measured (docs/perf.md).
-LONG_SCOPES = (  # test time per scope, 2026-11-29 (junit, two workers)
-    "tests/test_fuzz_hygiene_e2e.py",  # with test_hostile_e2e one unit (APART_FROM_EACH_OTHER): 49 s
+LONG_SCOPES = (  # test time per scope, 2026-11-29, session 6 (junit, two workers)
+    "fuzz/test_hypothesis.py",  # 38 s: collected last, it had left the other worker 14 s idle
+    "tests/test_fuzz_hygiene_e2e.py",  # with test_hostile_e2e one unit (APART_FROM_EACH_OTHER): 35 s
     "tests/test_hostile_e2e.py",
-    "tests/test_history_e2e.py",  # 41 s
-    "fuzz/test_hypothesis.py",  # 41 s: collected last, it had left the other worker 14 s idle
-    "tests/test_sweep_e2e.py",  # 40 s
-    "tests/test_ci_e2e.py",  # 40 s
-    "tests/test_check_e2e.py",  # 33 s
-    "tests/test_fuzz_engines_e2e.py",  # 28 s
-    "tests/test_isa_e2e.py",  # 26 s
-    "tests/test_fuzz_kill_e2e.py",  # 25 s
-    "tests/test_outside_e2e.py",  # 23 s
-    "tests/test_fuzz_keepgoing_e2e.py",  # 22 s
-    "tests/test_build_concurrency_e2e.py",  # 22 s
-    "tests/test_fuzz_campaigns_e2e.py",  # 21 s
-    "tests/test_docs_commands.py",  # page chains, the longest 19 s
-    "tests/test_kernel_prober.py",  # 18 s
+    "tests/test_check_e2e.py",  # 35 s
+    "tests/test_history_e2e.py",  # 35 s
+    "tests/test_ci_e2e.py",  # 31 s
+    "tests/test_outside_e2e.py",  # 29 s
+    "tests/test_sweep_e2e.py",  # 27 s
+    "tests/test_fuzz_kill_e2e.py",  # 22 s
+    "tests/test_isa_e2e.py",  # 22 s
+    "tests/test_fuzz_engines_e2e.py",  # 21 s
+    "tests/test_build_concurrency_e2e.py",  # 18 s
     "tests/test_plugin_e2e.py",  # 18 s
+    "tests/test_docs_commands.py",  # page chains, the longest 14 s
+    "tests/test_fuzz_keepgoing_e2e.py",  # 16 s
+    "tests/test_kernel_prober.py",  # 16 s
+    "tests/test_fuzz_campaigns_e2e.py",  # 16 s
 )
 
 
