@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, accept_findings_written, findings_state
 from test_docs_commands import COMMANDS, TIERS, Command, command_env, normalise
 
 # each tier's pytest mark, which its make target selects (TIERS names the target)
@@ -54,8 +54,10 @@ def test_each_tier_has_a_mark_its_make_target_selects() -> None:
 def test_tier_command(cmd: Command) -> None:
     # The user's environment, as the docs test gives its commands: not the suite's
     # COPYFUZZ_JOBS=1 (conftest), which held the README's main job to one CPU (343 s).
+    before = findings_state()
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd.text], cwd=ROOT, capture_output=True, text=True,
                           timeout=TIMEOUT_S, env=command_env())
+    accept_findings_written(before)  # a user's command at the root writes to findings/, as here
     assert proc.returncode == cmd.expect, (f"{cmd.where}: `{cmd.text}` exited {proc.returncode}, "
                                            f"the page says {cmd.expect}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
