@@ -253,6 +253,11 @@ def findings_state(directory: Path = CHECKOUT_FINDINGS) -> dict[str, tuple[int, 
     return out
 
 
+def changed_since(before: dict[str, tuple[int, int]]) -> list[str]:
+    """The files of findings/ written since `before` (findings_state()), by name."""
+    return sorted(k for k, v in findings_state().items() if before.get(k) != v)
+
+
 _FINDINGS_BEFORE = findings_state()
 # The files a test wrote there on purpose (the docs' tier commands, which run as written at
 # the checkout's root: tests/test_docs_tiers_e2e.py), one name a line, from any worker.
@@ -262,10 +267,8 @@ _FINDINGS_ACCEPTED = Path(tempfile.gettempdir()) / f"copyfuzz-findings-accepted-
 def accept_findings_written(before: dict[str, tuple[int, int]]) -> None:
     """The files of findings/ changed since `before` (findings_state()) are this test's
     purpose, not a slip: check_findings_untouched lets them be."""
-    after = findings_state()
-    changed = [k for k, v in after.items() if before.get(k) != v]
     with open(_FINDINGS_ACCEPTED, "a", encoding="utf-8") as f:
-        f.writelines(f"{k}\n" for k in changed)
+        f.writelines(f"{k}\n" for k in changed_since(before))
 
 
 def check_findings_untouched(session: pytest.Session) -> None:
@@ -276,8 +279,7 @@ def check_findings_untouched(session: pytest.Session) -> None:
         _FINDINGS_ACCEPTED.unlink()
     except FileNotFoundError:
         accepted = set()
-    after = findings_state()
-    changed = sorted(k for k, v in after.items() if _FINDINGS_BEFORE.get(k) != v and k not in accepted)
+    changed = [k for k in changed_since(_FINDINGS_BEFORE) if k not in accepted]
     if changed:
         session.config.get_terminal_writer().line(
             f"tests wrote into {CHECKOUT_FINDINGS} (a command without --findings): {', '.join(changed)}", red=True)
