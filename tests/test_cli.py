@@ -330,6 +330,39 @@ def test_a_caught_ctrl_c_in_execd_code_still_ends_with_130(tmp_path: Path) -> No
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
 
 
+def test_a_ctrl_c_python_would_drop_still_ends_the_tool(tmp_path: Path) -> None:
+    """A KeyboardInterrupt raised in a weakref callback (an import lock's clean-up, which
+    Ctrl-C hit 1 run in 300 while the tool started) is printed as "Exception ignored" and
+    dropped by Python: the tool raises it again in ordinary code, and ends with 130."""
+    (tmp_path / "dropped_ctrl_c_probe.py").write_text(textwrap.dedent("""
+        import runpy, time, weakref
+        import copyfuzz.cli
+
+        class Lock:
+            pass
+
+        def callback(_ref):
+            raise KeyboardInterrupt  # as the signal handler does, inside the callback
+
+        def main(argv=None):
+            try:
+                lock = Lock()
+                ref = weakref.ref(lock, callback)
+                del lock
+                time.sleep(5)
+                return 0
+            except KeyboardInterrupt:  # as cli.main ends on a Ctrl-C
+                print("copyfuzz: interrupted", file=__import__("sys").stderr)
+                return 130
+
+        copyfuzz.cli.main = main
+        runpy.run_module("copyfuzz", run_name="__main__")
+    """))
+    proc = subprocess.run([sys.executable, "-m", "dropped_ctrl_c_probe"], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": f"{tmp_path}:{TOOL}"})
+    assert proc.returncode == 130 and proc.stderr == "copyfuzz: interrupted\n", (proc.returncode, proc.stderr)
+
+
 def test_ctrl_c_while_the_tool_starts_is_no_traceback() -> None:
     """SIGINT during the launcher, the interpreter's start, the imports or the parser's
     set-up (the first tenths of a second) ends the tool with 130 and one line, as it does

@@ -5,6 +5,35 @@ import os
 import signal
 import sys
 
+# A Ctrl-C that lands in code whose exceptions Python prints and drops (an import lock's
+# weakref callback, a __del__) would be lost, with "Exception ignored" and a traceback
+# (1 run in 300 of a Ctrl-C while the tool starts). It is raised again 1 ms later, back in
+# ordinary code, from SIGALRM, which the tool uses for nothing else; after main() returns
+# the tool's status stands.
+_swallowed_ctrl_c = False
+_main_returned = False
+
+
+def _keep_swallowed_ctrl_c(args: "sys.UnraisableHookArgs") -> None:
+    global _swallowed_ctrl_c
+    if args.exc_type is not None and issubclass(args.exc_type, KeyboardInterrupt):
+        if not _main_returned and not sys.is_finalizing():
+            _swallowed_ctrl_c = True
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+        return
+    sys.__unraisablehook__(args)
+
+
+def _raise_swallowed_ctrl_c(signum: int, frame: object) -> None:
+    global _swallowed_ctrl_c
+    if _swallowed_ctrl_c and not _main_returned:
+        _swallowed_ctrl_c = False
+        raise KeyboardInterrupt
+
+
+sys.unraisablehook = _keep_swallowed_ctrl_c
+signal.signal(signal.SIGALRM, _raise_swallowed_ctrl_c)
+
 # The launcher started Python with Ctrl-C ignored (COPYFUZZ_SIGINT_HELD, fuzz/envs.def):
 # from here on it is a KeyboardInterrupt, which the tool turns into exit 130.
 if os.environ.pop("COPYFUZZ_SIGINT_HELD", None) == "1":
@@ -34,6 +63,8 @@ except BaseException as e:  # Ctrl-C while the tool is still starting: no traceb
     _end_interrupted()
 
 status = main()
+_main_returned = True
+signal.setitimer(signal.ITIMER_REAL, 0)
 if status == 130:
     _end_interrupted()
 sys.exit(status)
