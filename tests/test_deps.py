@@ -95,3 +95,29 @@ def test_a_user_who_cannot_write_the_stamp_still_runs(tmp_path: Path) -> None:
         assert (root / STAMP).stat().st_mtime == 0
     finally:
         shutil.rmtree(top)
+
+
+@pytest.mark.parametrize("uv_works", [True, False])
+def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, uv_works: bool) -> None:
+    """A venv whose stamp is not requirements.txt: pip installs only uv's pin, uv the
+    pins; when uv fails, pip installs the pins and says why it does."""
+    root, log = scratch(tmp_path)
+    (root / ".venv" / ".requirements.stamp").unlink()
+    uv = root / ".venv" / "bin" / "uv"
+    (root / ".venv" / "bin" / "python").write_text(  # pip: logs, and installs uv when asked for it
+        f"#!/bin/sh\necho \"python $*\" >>{log}\ncase \"$*\" in *uv==*) "
+        f"printf '#!/bin/sh\\necho \"uv $*\" >>{log}\\nexit {0 if uv_works else 1}\\n' >{uv}; chmod +x {uv};; esac\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    proc = subprocess.run(["sh", str(root / "scripts" / "deps.sh")], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    calls = [c for c in log.read_text().splitlines() if not c.startswith("dpkg-query")]
+    pin = next(line for line in (ROOT / "requirements.txt").read_text().split() if line.startswith("uv=="))
+    assert calls[0].startswith("python -m pip install") and calls[0].endswith(f" {pin}"), calls
+    assert calls[1] == f"uv pip install -q --python .venv/bin/python -r requirements.txt", calls
+    if uv_works:
+        assert len(calls) == 2 and "pip" not in proc.stderr, (calls, proc.stderr)
+    else:
+        assert calls[2:] == ["python -m pip install -q --disable-pip-version-check -r requirements.txt"], calls
+        assert "copyfuzz: uv could not install the pins; installing them with pip" in proc.stderr
+    assert (root / ".venv" / ".requirements.stamp").read_bytes() == (root / "requirements.txt").read_bytes()
