@@ -29,7 +29,6 @@ CC := $(CROSS_COMPILE)gcc
 endif
 OBJCOPY ?= $(CROSS_COMPILE)objcopy
 READELF ?= $(CROSS_COMPILE)readelf
-NM      ?= $(CROSS_COMPILE)nm
 
 ifeq ($(V),1)
 Q :=
@@ -112,7 +111,7 @@ $(BUILD)/harness.o: $(HARNESS_OBJS)
 # Executors are linked by harness/link-executor.sh, the one link recipe: here for bundled
 # routines, by the tool for files from outside the tree (copyfuzz check), whose names
 # never pass through make. It takes the toolchain from these variables, exported to it.
-LINK_VARS := CC OBJCOPY NM READELF ARCH_FLAGS ROUTINE_FLAGS TFLAGS LIBGCC EXTABLE_ABS_RELOCS EXTABLE_REL_RELOCS
+LINK_VARS := CC OBJCOPY READELF ARCH_FLAGS ROUTINE_FLAGS TFLAGS LIBGCC EXTABLE_ABS_RELOCS EXTABLE_REL_RELOCS
 $(foreach v,$(LINK_VARS),$(eval export CF_LINK_$(v) = $$($(v))))
 LINK_DEPS := $(BUILD)/harness.o harness/link-executor.sh harness/target.c harness/target.h \
              harness/extable-format.sh Makefile harness/arch/$(ARCH)/target.mk

@@ -15,7 +15,7 @@
 # files from outside the tree. Every file name is an argument and only ever expanded
 # quoted: nothing in a name reaches make, a shell or the preprocessor as code. The
 # toolchain comes from the environment as word lists, like make's variables:
-# CF_LINK_CC, _OBJCOPY, _NM, _READELF, _ARCH_FLAGS, _ROUTINE_FLAGS, _TFLAGS, _LIBGCC (the
+# CF_LINK_CC, _OBJCOPY, _READELF, _ARCH_FLAGS, _ROUTINE_FLAGS, _TFLAGS, _LIBGCC (the
 # Makefile exports them; `make link-env` prints them for the tool). Run from the
 # repository root.
 #
@@ -161,31 +161,54 @@ if [ ${#renames[@]} -gt 0 ]; then
 	$CF_LINK_OBJCOPY "${renames[@]}" "$obj"
 fi
 
+# symbols FILE: "BIND TYPE SECTION CODE NAME" for each named symbol of FILE (SECTION: its
+# index, UND, ABS or COM; CODE: 1 when it is code as nm counts it, T, t, W or w: in an
+# executable section, or weak and not an object), but the assembler's local labels (.L)
+# and mapping symbols ($x, $a, $d, $t...), which nm leaves out too. From readelf, not
+# nm: nm loads every linker plugin it finds, LLVM's among them, 40 ms a call where
+# readelf takes 3 ms.
+symbols() {
+	$CF_LINK_READELF -SW -sW "$1" | awk '
+		/^ *\[ *[0-9]+\]/ {
+			i = $0; sub(/^ *\[ */, "", i); sub(/\].*/, "", i)
+			f = $0; sub(/^[^]]*\] +/, "", f); split(f, w)
+			if (w[7] ~ /X/) exec[i] = 1
+			next
+		}
+		$1 ~ /^[0-9]+:$/ && NF >= 8 && $4 != "SECTION" && $4 != "FILE" && $NF !~ /^(\.L|\$[adtx]([.0-9a-z_]|$))/ {
+			ndx = $(NF - 1)
+			code = ndx != "UND" && ((ndx in exec) || ($5 == "WEAK" && $4 != "OBJECT"))
+			print $5, $4, ndx, code ? 1 : 0, $NF
+		}'
+}
+syms=$(symbols "$obj")
+
 # The symbol must be code of the file. Otherwise say what it is, or what the file does
 # define (exit 3: one line for the user).
-type=$($CF_LINK_NM --defined-only "$obj" | awk -v s="$symbol" '$3 == s { print $2; exit }')
-case $type in
-T | t | W | w) ;;
+found=$(printf '%s\n' "$syms" | awk -v s="$symbol" '$5 == s && $3 != "UND" { print $4, $2; exit }')
+case $found in
+1\ *) ;;
 '')
-	defined=$($CF_LINK_NM --defined-only "$obj" | awk '$2 ~ /^[TtWw]$/ && $3 !~ /^(\.L|\$)/ { print $3 }' |
+	defined=$(printf '%s\n' "$syms" | awk '$4 == 1 { print $5 }' |
 		sort -u | head -n 40 | paste -sd, - | sed 's/,/, /g')
 	echo "symbol '$symbol' is not defined there; the functions it defines: ${defined:-none}" >&2
 	exit 3
 	;;
 *)
-	echo "symbol '$symbol' is data (nm type '$type'), not a function the harness can call" >&2
+	echo "symbol '$symbol' is data (a symbol of type ${found#* } outside the file's code), not a function" \
+		"the harness can call" >&2
 	exit 3
 	;;
 esac
 
 # Undefined references: named before the link, with the flags that supply them. What the
 # harness itself defines (globally) is not missing; neither is a --defsym.
-provided=$($CF_LINK_NM -g --defined-only "$harness" | awk '{ print $3 }')
+provided=$(symbols "$harness" | awk '$1 != "LOCAL" && $3 != "UND" { print $5 }')
 for d in ${defsyms[@]+"${defsyms[@]}"}; do
 	provided=$provided$'\n'${d%%=*}
 done
-missing=$($CF_LINK_NM -u "$obj" | awk '$1 == "U" { print $2 }' | grep -vxF -e "$provided" | sort -u | paste -sd, - |
-	sed 's/,/, /g' || true)
+missing=$(printf '%s\n' "$syms" | awk '$1 == "GLOBAL" && $3 == "UND" { print $5 }' | grep -vxF -e "$provided" |
+	sort -u | paste -sd, - | sed 's/,/, /g' || true)
 if [ -n "$missing" ]; then
 	echo "undefined symbols: $missing: nothing in the file defines them; add the file that does" \
 		"with --with FILE.S (or FILE.c), or give each a value with --defsym NAME=VALUE" >&2
