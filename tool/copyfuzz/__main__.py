@@ -62,9 +62,11 @@ except BaseException as e:  # Ctrl-C while the tool is still starting: no traceb
     print("copyfuzz: interrupted", file=sys.stderr)
     _end_interrupted()
 
-status = main()
-_main_returned = True
-signal.setitimer(signal.ITIMER_REAL, 0)
+try:
+    status = main()
+finally:  # however main() ends (a SystemExit too), no Ctrl-C is raised again after it
+    _main_returned = True
+    signal.setitimer(signal.ITIMER_REAL, 0)
 if status == 130:
     _end_interrupted()
 sys.exit(status)
