@@ -47,10 +47,11 @@ if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "
 	echo "copyfuzz: setting up the Python venv (.venv)" >&2
 	[ -x .venv/bin/python ] || python3 -m venv .venv >&2
 	# uv (its pin in requirements.txt) installs the pins in 4 s where pip takes 35 s, most
-	# of it pip's own work (docs/perf.md); pip does it when uv cannot, and says so.
+	# of it pip's own work (docs/perf.md); pip does it when uv cannot, and says so. uv
+	# trusts the system's certificates, as pip does (not only those it carries).
 	uv_pin=$(grep -x 'uv==[0-9.]*' requirements.txt || true)
 	if [ -n "$uv_pin" ] && .venv/bin/python -m pip install -q --no-compile --disable-pip-version-check "$uv_pin" >&2 &&
-		.venv/bin/uv pip install -q --python .venv/bin/python -r requirements.txt >&2; then
+		.venv/bin/uv pip install -q --native-tls --python .venv/bin/python -r requirements.txt >&2; then
 		:
 	else
 		echo "copyfuzz: uv could not install the pins; installing them with pip" >&2
