@@ -138,6 +138,34 @@ if [ -n "$object_only" ]; then
 	exit 0
 fi
 
+# symbols FILE: "BIND TYPE SECTION CODE WHERE NAME" for each named symbol of FILE
+# (SECTION: its index, UND, ABS or COM; CODE: 1 when the harness may call it: a function
+# or a plain label (FUNC, NOTYPE) in an executable section, not an object there nor an
+# indirect function's resolver (IFUNC); WHERE: its
+# section's name, absolute, common or undefined), but the assembler's local labels (.L)
+# and mapping symbols ($x, $a, $d, $t...), which nm leaves out too. From readelf, not
+# nm: nm loads every linker plugin it finds, LLVM's among them, 40 ms a call where
+# readelf takes 3 ms.
+symbols() {
+	$CF_LINK_READELF -SW -sW "$1" | awk '
+		/^ *\[ *[0-9]+\]/ {
+			i = $0; sub(/^ *\[ */, "", i); sub(/\].*/, "", i)
+			f = $0; sub(/^[^]]*\] +/, "", f); split(f, w)
+			name[i] = w[1]
+			if (w[7] ~ /X/) exec[i] = 1
+			next
+		}
+		$1 ~ /^[0-9]+:$/ && NF >= 8 && $4 != "SECTION" && $4 != "FILE" && $NF !~ /^(\.L|\$[adtx]([.0-9a-z_]|$))/ {
+			ndx = $(NF - 1)
+			where = ndx == "UND" ? "undefined" : ndx == "ABS" ? "absolute" : ndx == "COM" ? "common" : \
+				(ndx in name) ? "in " name[ndx] : "in section " ndx
+			code = (ndx in exec) && ($4 == "FUNC" || $4 == "NOTYPE")
+			print $5, $4, ndx, code ? 1 : 0, where, $NF
+		}'
+}
+# Read before the sections are renamed below, so that WHERE is the file's own name.
+syms=$(symbols "$obj")
+
 # Every executable section is the routine's code: .fixup (and ARM's .text.fixup) into
 # cf_target_fixup, the rest into cf_target_text (the linker puts sections of one name
 # together). Its other
@@ -161,53 +189,37 @@ if [ ${#renames[@]} -gt 0 ]; then
 	$CF_LINK_OBJCOPY "${renames[@]}" "$obj"
 fi
 
-# symbols FILE: "BIND TYPE SECTION CODE NAME" for each named symbol of FILE (SECTION: its
-# index, UND, ABS or COM; CODE: 1 when it is code as nm counts it, T, t, W or w: in an
-# executable section, or weak and not an object), but the assembler's local labels (.L)
-# and mapping symbols ($x, $a, $d, $t...), which nm leaves out too. From readelf, not
-# nm: nm loads every linker plugin it finds, LLVM's among them, 40 ms a call where
-# readelf takes 3 ms.
-symbols() {
-	$CF_LINK_READELF -SW -sW "$1" | awk '
-		/^ *\[ *[0-9]+\]/ {
-			i = $0; sub(/^ *\[ */, "", i); sub(/\].*/, "", i)
-			f = $0; sub(/^[^]]*\] +/, "", f); split(f, w)
-			if (w[7] ~ /X/) exec[i] = 1
-			next
-		}
-		$1 ~ /^[0-9]+:$/ && NF >= 8 && $4 != "SECTION" && $4 != "FILE" && $NF !~ /^(\.L|\$[adtx]([.0-9a-z_]|$))/ {
-			ndx = $(NF - 1)
-			code = ndx != "UND" && ((ndx in exec) || ($5 == "WEAK" && $4 != "OBJECT"))
-			print $5, $4, ndx, code ? 1 : 0, $NF
-		}'
-}
-syms=$(symbols "$obj")
 
 # The symbol must be code of the file. Otherwise say what it is, or what the file does
 # define (exit 3: one line for the user).
-found=$(printf '%s\n' "$syms" | awk -v s="$symbol" '$5 == s && $3 != "UND" { print $4, $2; exit }')
-case $found in
-1\ *) ;;
-'')
-	defined=$(printf '%s\n' "$syms" | awk '$4 == 1 { print $5 }' |
+found=$(printf '%s\n' "$syms" | awk -v s="$symbol" '$NF == s && $3 != "UND" { $NF = ""; print; exit }')
+read -r _ type _ code where <<<"$found" || true
+case $code:$type in
+1:*) ;;
+:*)
+	defined=$(printf '%s\n' "$syms" | awk '$4 == 1 { print $NF }' |
 		sort -u | head -n 40 | paste -sd, - | sed 's/,/, /g')
 	echo "symbol '$symbol' is not defined there; the functions it defines: ${defined:-none}" >&2
 	exit 3
 	;;
+*:IFUNC)
+	echo "symbol '$symbol' is an indirect function (IFUNC, $where): its resolver picks the code when the" \
+		"program loads, so it is not the routine; give the symbol of the code itself" >&2
+	exit 3
+	;;
 *)
-	echo "symbol '$symbol' is data (a symbol of type ${found#* } outside the file's code), not a function" \
-		"the harness can call" >&2
+	echo "symbol '$symbol' is data (type $type, ${where% }), not a function the harness can call" >&2
 	exit 3
 	;;
 esac
 
 # Undefined references: named before the link, with the flags that supply them. What the
 # harness itself defines (globally) is not missing; neither is a --defsym.
-provided=$(symbols "$harness" | awk '$1 != "LOCAL" && $3 != "UND" { print $5 }')
+provided=$(symbols "$harness" | awk '$1 != "LOCAL" && $3 != "UND" { print $NF }')
 for d in ${defsyms[@]+"${defsyms[@]}"}; do
 	provided=$provided$'\n'${d%%=*}
 done
-missing=$(printf '%s\n' "$syms" | awk '$1 == "GLOBAL" && $3 == "UND" { print $5 }' | grep -vxF -e "$provided" |
+missing=$(printf '%s\n' "$syms" | awk '$1 == "GLOBAL" && $3 == "UND" { print $NF }' | grep -vxF -e "$provided" |
 	sort -u | paste -sd, - | sed 's/,/, /g' || true)
 if [ -n "$missing" ]; then
 	echo "undefined symbols: $missing: nothing in the file defines them; add the file that does" \

@@ -154,6 +154,25 @@ def test_a_data_symbol_is_called_data(tmp_path: Path) -> None:
     assert rc == 2 and data is not None and "'cf_threshold' is data" in str(data["error"])
 
 
+@pytest.mark.parametrize("symbol, says", [
+    ("cf_kinds_table", "'cf_kinds_table' is data (type OBJECT, in .text)"),
+    ("cf_kinds_ifunc", "'cf_kinds_ifunc' is an indirect function (IFUNC, in .text)"),
+    ("cf_kinds_weak_data", "'cf_kinds_weak_data' is data (type NOTYPE, in .data)"),
+    ("cf_kinds_none", "'cf_kinds_none' is not defined there; the functions it defines: cf_kinds_memcpy"),
+])
+def test_only_code_is_called(tmp_path: Path, symbol: str, says: str) -> None:
+    """An object in .text, an IFUNC resolver and weak untyped data are refused, each said
+    for what it is (nm called the last one code); the function beside them is called."""
+    rc, data, _ = _check(tmp_path, f"{OUT}/symbol_kinds.S", "--symbol", f"{symbol}:memcpy")
+    assert rc == 2 and data is not None and says in str(data["error"]), data
+
+
+def test_the_function_beside_them_is_clean(tmp_path: Path) -> None:
+    rc, data, err = _check(tmp_path, f"{OUT}/symbol_kinds.S", "--symbol", "cf_kinds_memcpy:memcpy")
+    assert rc == 0, err
+    assert _routine(data)["findings"] == {}
+
+
 def test_saved_options_rebuild_the_file_for_repro_and_replay(tmp_path: Path) -> None:
     """A regression of a file that needs --with, -I and --defsym: its `# options:` line is
     all repro and replay need (without them the file does not link)."""
