@@ -149,6 +149,15 @@ def test_a_symbol_behind_an_if_names_its_switch_and_what_is_defined(tmp_path: Pa
     assert rc == 0, err
 
 
+def test_a_symbol_only_used_in_the_file_is_said_to_be_defined_elsewhere(tmp_path: Path) -> None:
+    """memmove_tail.S tail-calls __cf_memcpy, which memcpy_body.S defines: asked for it, the
+    hint says where to look, not that a switch hides it."""
+    rc, data, _ = _check(tmp_path, f"{OUT}/memmove_tail.S", "--symbol", "__cf_memcpy:memcpy")
+    assert rc == 2 and data is not None
+    error = str(data["error"])
+    assert "'__cf_memcpy' is only used in memmove_tail.S, not defined" in error and "-D" not in error, error
+
+
 def test_a_data_symbol_is_called_data(tmp_path: Path) -> None:
     rc, data, _ = _check(tmp_path, f"{OUT}/la_threshold.S", "--symbol", "cf_threshold:memcpy")
     assert rc == 2 and data is not None and "'cf_threshold' is data" in str(data["error"])

@@ -226,28 +226,43 @@ def external_routine(root: Path, path: Path, symbol: str, kind: str, *, xlen: in
 
 
 def conditional_hint(symbol: str, sources: list[Path]) -> str:
-    """Where a symbol that was not built appears in the sources, inside which #if: the hint
-    that its definition sits behind a switch that is off ('' if it does not appear)."""
-    word = re.compile(rf"(?<![\w.$]){re.escape(symbol)}(?![\w.$])")
+    """Where a symbol that was not built appears in the sources as a definition would (its
+    label, a .globl/.type/.weak line, a macro's first argument such as ENTRY(name)): inside
+    which #if, the hint that the definition sits behind a switch that is off. A name only
+    used there (`jal name`) is said to be defined elsewhere ('' if it does not appear)."""
+    name = re.escape(symbol)
+    word = re.compile(rf"(?<![\w.$]){name}(?![\w.$])")
+    defines = re.compile(rf"^\s*{name}\s*:|^\s*\.(?:globl|global|weak|type|size|set|equ)\s+{name}(?![\w.$])"
+                         rf"|\(\s*{name}\s*[,)]")
+    used_in: str | None = None
     for src in sources:
         try:
             lines = src.read_text(errors="replace").splitlines()
         except OSError:
             continue
         stack: list[str] = []
+        defined_at: int | None = None
         for lineno, line in enumerate(lines, 1):
             directive = line.strip()
             if re.match(r"#\s*if", directive):
                 stack.append(directive)
             elif re.match(r"#\s*endif", directive) and stack:
                 stack.pop()
-            elif word.search(line) and stack:
-                m = re.match(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Za-z_]\w*)", stack[-1])
-                switch = f"-D {m.group(1)}" if m and m.group(1) != "defined" else "-D NAME"
-                return (f"; '{symbol}' appears at {src.name}:{lineno} inside `{stack[-1]}`: its definition may "
-                        f"be switched off there (try {switch})")
-        if any(word.search(line) for line in lines):
-            return f"; '{symbol}' appears in {src.name} but is not built (behind a macro or a switch? -D NAME)"
+            elif defines.search(line):
+                if stack:
+                    m = re.match(r"#\s*if(?:n?def)?\s+(?:defined\s*\(?\s*)?([A-Za-z_]\w*)", stack[-1])
+                    switch = f"-D {m.group(1)}" if m and m.group(1) != "defined" else "-D NAME"
+                    return (f"; '{symbol}' appears at {src.name}:{lineno} inside `{stack[-1]}`: its definition "
+                            f"may be switched off there (try {switch})")
+                defined_at = defined_at or lineno
+            elif used_in is None and word.search(line):
+                used_in = src.name
+        if defined_at is not None:
+            return (f"; '{symbol}' appears at {src.name}:{defined_at} as a definition but is not built (behind a "
+                    "macro or a switch? -D NAME)")
+    if used_in is not None:
+        return (f"; '{symbol}' is only used in {used_in}, not defined: its definition is in another file "
+                "(check that file, or add it with --with FILE)")
     return ""
 
 
