@@ -167,7 +167,7 @@ def test_a_data_symbol_is_called_data(tmp_path: Path) -> None:
     ("cf_kinds_table", "'cf_kinds_table' is data (type OBJECT, in .text)"),
     ("cf_kinds_ifunc", "'cf_kinds_ifunc' is an indirect function (IFUNC, in .text)"),
     ("cf_kinds_weak_data", "'cf_kinds_weak_data' is data (type NOTYPE, in .data)"),
-    ("cf_kinds_none", "'cf_kinds_none' is not defined there; the functions it defines: cf_kinds_memcpy"),
+    ("cf_kinds_none", "'cf_kinds_none' is not defined there; the functions it defines: __cf_memcpy"),
 ])
 def test_only_code_is_called(tmp_path: Path, symbol: str, says: str) -> None:
     """An object in .text, an IFUNC resolver and weak untyped data are refused, each said
@@ -177,7 +177,7 @@ def test_only_code_is_called(tmp_path: Path, symbol: str, says: str) -> None:
 
 
 def test_the_function_beside_them_is_clean(tmp_path: Path) -> None:
-    rc, data, err = _check(tmp_path, f"{OUT}/symbol_kinds.S", "--symbol", "cf_kinds_memcpy:memcpy")
+    rc, data, err = _check(tmp_path, f"{OUT}/symbol_kinds.S", "--symbol", "__cf_memcpy:memcpy")
     assert rc == 0, err
     assert _routine(data)["findings"] == {}
 
