@@ -51,7 +51,7 @@ if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "
 	# trusts the system's certificates, as pip does (not only those it carries).
 	uv_pin=$(grep -x 'uv==[0-9.]*' requirements.txt || true)
 	if [ -n "$uv_pin" ] && .venv/bin/python -m pip install -q --no-compile --disable-pip-version-check "$uv_pin" >&2 &&
-		.venv/bin/uv pip install -q --native-tls --python .venv/bin/python -r requirements.txt >&2; then
+		.venv/bin/uv pip install -q --system-certs --python .venv/bin/python -r requirements.txt >&2; then
 		:
 	else
 		echo "copyfuzz: uv could not install the pins; installing them with pip" >&2

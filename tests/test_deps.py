@@ -114,7 +114,7 @@ def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, uv_works: bo
     calls = [c for c in log.read_text().splitlines() if not c.startswith("dpkg-query")]
     pin = next(line for line in (ROOT / "requirements.txt").read_text().split() if line.startswith("uv=="))
     assert calls[0].startswith("python -m pip install") and calls[0].endswith(f" {pin}"), calls
-    assert calls[1] == "uv pip install -q --native-tls --python .venv/bin/python -r requirements.txt", calls
+    assert calls[1] == "uv pip install -q --system-certs --python .venv/bin/python -r requirements.txt", calls
     if uv_works:
         assert len(calls) == 2 and "pip" not in proc.stderr, (calls, proc.stderr)
     else:
