@@ -138,14 +138,13 @@ if [ -n "$object_only" ]; then
 	exit 0
 fi
 
-# symbols FILE: "BIND TYPE SECTION CODE WHERE NAME" for each named symbol of FILE
-# (SECTION: its index, UND, ABS or COM; CODE: 1 when the harness may call it: a function
-# or a plain label (FUNC, NOTYPE) in an executable section, not an object there nor an
-# indirect function's resolver (IFUNC); WHERE: its
-# section's name, absolute, common or undefined), but the assembler's local labels (.L)
-# and mapping symbols ($x, $a, $d, $t...), which nm leaves out too. From readelf, not
-# nm: nm loads every linker plugin it finds, LLVM's among them, 40 ms a call where
-# readelf takes 3 ms.
+# symbols FILE: "BIND TYPE SECTION CODE WHERE NAME" for each named symbol of FILE but the
+# assembler's local labels (.L) and mapping symbols ($x, $a, $d, $t...). SECTION: its
+# index, UND, ABS or COM. CODE: 1 when the harness may call it, a function or a plain
+# label (FUNC, NOTYPE) in an executable section (not an object there, nor an indirect
+# function's resolver, IFUNC). WHERE: "in" its section's name, absolute, common or
+# undefined. From readelf, not nm: nm loads every linker plugin it finds, LLVM's among
+# them, 40 ms a call where readelf takes 3 ms.
 symbols() {
 	$CF_LINK_READELF -SW -sW "$1" | awk '
 		/^ *\[ *[0-9]+\]/ {
@@ -188,7 +187,6 @@ done < <($CF_LINK_READELF -SW "$obj" | awk '
 if [ ${#renames[@]} -gt 0 ]; then
 	$CF_LINK_OBJCOPY "${renames[@]}" "$obj"
 fi
-
 
 # The symbol must be code of the file. Otherwise say what it is, or what the file does
 # define (exit 3: one line for the user).
