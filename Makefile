@@ -70,7 +70,7 @@ for_each_target = set -e; $(foreach a,$(ARCHES),\
   test -n "$$CF_TARGET_WIDTHS"; \
   cross=$${$(call cross_var,$(a)):-$$CF_TARGET_CROSS_COMPILE}; \
   for w in $$CF_TARGET_WIDTHS; do $(MAKE) --no-print-directory ARCH=$(a) XLEN=$$w CROSS_COMPILE="$$cross" $(1); done;)
-.PHONY: all all-targets deps check check-long check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
+.PHONY: all all-targets deps deps-packages deps-venv check check-long check-kernel freestanding-ref check-fast lint test-c test-py clean list-executors plugin fuzz-targets
 # The host-side parts are named here because prerequisites expand as they are read.
 PLUGIN           := $(O)/host/cfplugin.so
 LIBFUZZER_TARGET := $(O)/host/fuzz/copyfuzz_fuzzer
@@ -274,15 +274,28 @@ test-py: all
 
 deps:
 	$(Q)sh scripts/deps.sh
+deps-packages deps-venv: deps-%:
+	$(Q)sh scripts/deps.sh $*
 
-# Lint beside the builds and the C tests, on TEST_JOBS jobs: mypy takes one CPU for 30 s
-# on a fresh clone (a cold cache), the builds the other. The probers for the host are
-# built here too, not by the first test that needs them while the other worker waits.
-check: deps
+# $(call beside,NAME,COMMAND,MAIN): shell text that runs COMMAND in the background and
+# MAIN in the foreground, then shows COMMAND's output (kept in a file of this run's own,
+# so it cannot cut into MAIN's) and exits with MAIN's status, or else COMMAND's, naming
+# NAME when it failed. sh starts a background job with Ctrl-C ignored: env gives it back.
+beside = log=$$(mktemp) || exit 1; trap 'rm -f "$$log"' EXIT; trap 'exit 130' INT TERM; \
+  env --default-signal=INT,QUIT $(2) >"$$log" 2>&1 & side=$$!; \
+  $(3); main=$$?; wait $$side; rc=$$?; cat "$$log"; \
+  [ $$rc -eq 0 ] || echo "make: $(1) failed" >&2; [ $$main -eq 0 ] || exit $$main; exit $$rc
+
+# The venv, the builds and the C tests on TEST_JOBS jobs (the builds need only the
+# packages); then lint beside pytest. After `make all` the builds are done, and mypy with
+# a cold cache (a fresh clone's) held one CPU for 30 s while the other had nothing to do;
+# beside the workers it takes CPU they leave idle. The probers for the host are built
+# first, not by the first test that needs them while the other worker waits.
+check: deps-packages
 	$(Q)$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target check-prep
-	$(Q)$(MAKE) --no-print-directory test-py
+	$(Q)$(call beside,lint (make lint),$(MAKE) --no-print-directory lint,$(MAKE) --no-print-directory test-py)
 .PHONY: check-prep
-check-prep: lint all-targets test-c $(O)/host/prober $(O)/host/prober-asan
+check-prep: deps-venv all-targets test-c $(O)/host/prober $(O)/host/prober-asan
 
 # The long tier: the tests marked `long` (pytest.ini: the docs pages that run campaigns or
 # sweep what the e2e tests sweep, a few long tests) and the docs' commands that take

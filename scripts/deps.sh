@@ -4,24 +4,41 @@
 #   pinned requirements.txt. A stamp per step makes the no-op case fast.
 #   `deps.sh kernel` adds what building and booting kernels needs (copyfuzz kernel,
 #   confirm, make check-kernel); the kernel sources themselves are installed on first use.
+#   `deps.sh packages` and `deps.sh venv` take one step only: `make check` sets up the
+#   venv beside the builds, which need only the packages.
 set -eu
 cd "$(dirname "$0")/.."
+
+kernel="" steps="packages venv"
+for word in "$@"; do
+	case $word in
+	kernel) kernel=1 ;;
+	packages | venv) steps=$word ;;
+	*)
+		echo "deps.sh: unknown word '$word' (expected kernel, packages or venv)" >&2
+		exit 2
+		;;
+	esac
+done
+wants() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 
 PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
 gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf
 libc6-dev-arm64-cross libc6-dev-armhf-cross
 clang lld libclang-rt-14-dev llvm python3-venv afl++ clang-format shellcheck"
-if [ "${1:-}" = kernel ]; then
+if [ "$kernel" ]; then
 	PACKAGES="$PACKAGES
 qemu-system-misc qemu-system-arm opensbi flex bison bc"
 fi
 
 # Asked of dpkg only when its database changed since all were there (the stamp holds the
 # list they were checked against): the tool runs this before every command.
-pkg_stamp=.venv/.packages${1:+-$1}.stamp
+pkg_stamp=.venv/.packages${kernel:+-kernel}.stamp
 dpkg_db=/var/lib/dpkg/status
 missing=""
-if [ ! -f "$pkg_stamp" ] || [ -n "$(find "$dpkg_db" -newer "$pkg_stamp" 2>/dev/null)" ] ||
+if ! wants packages; then
+	:
+elif [ ! -f "$pkg_stamp" ] || [ -n "$(find "$dpkg_db" -newer "$pkg_stamp" 2>/dev/null)" ] ||
 	[ "$(cat "$pkg_stamp")" != "$PACKAGES" ]; then
 	checked=1
 	for p in $PACKAGES; do
@@ -43,7 +60,9 @@ if [ -n "$missing" ]; then
 fi
 
 stamp=.venv/.requirements.stamp
-if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "$stamp"; then
+if ! wants venv; then
+	:
+elif [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "$stamp"; then
 	echo "copyfuzz: setting up the Python venv (.venv)" >&2
 	[ -x .venv/bin/python ] || python3 -m venv .venv >&2
 	# uv (its pin in requirements.txt) installs the pins in 4 s where pip takes 35 s, most

@@ -41,11 +41,15 @@ def scratch(tmp_path: Path, installed: bool = True) -> tuple[Path, Path]:
     return root, log
 
 
-def deps(root: Path, log: Path) -> tuple[int, list[str]]:
+def run_deps(root: Path, log: Path, *words: str) -> subprocess.CompletedProcess[str]:
     log.unlink(missing_ok=True)
     env = {**os.environ, "PATH": f"{log.parent / 'bin'}:{os.environ['PATH']}"}
-    proc = subprocess.run(["sh", str(root / "scripts" / "deps.sh")], env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(["sh", str(root / "scripts" / "deps.sh"), *words], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def deps(root: Path, log: Path, *words: str) -> tuple[int, list[str]]:
+    proc = run_deps(root, log, *words)
     return proc.returncode, log.read_text().splitlines() if log.exists() else []
 
 
@@ -121,3 +125,19 @@ def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, uv_works: bo
         assert calls[2:] == ["python -m pip install -q --disable-pip-version-check -r requirements.txt"], calls
         assert "copyfuzz: uv could not install the pins; installing them with pip" in proc.stderr
     assert (root / ".venv" / ".requirements.stamp").read_bytes() == (root / "requirements.txt").read_bytes()
+
+
+def test_packages_and_venv_take_one_step_each(tmp_path: Path) -> None:
+    """`make check` runs `deps.sh packages` before the builds and `deps.sh venv` beside
+    them: the one asks dpkg and never sets up the venv, the other the reverse."""
+    root, log = scratch(tmp_path, installed=False)
+    (root / ".venv" / ".requirements.stamp").unlink()  # the venv step runs pip
+    (root / ".venv" / "bin" / "python").write_text(f"#!/bin/sh\necho \"python $*\" >>{log}\n")
+    rc, calls = deps(root, log, "packages")
+    assert rc != 0 and calls and not any(c.startswith("python") for c in calls), calls
+    rc, calls = deps(root, log, "venv")  # packages missing, but not asked about
+    assert rc == 0 and not any(c.startswith(("dpkg-query", "apt-get")) for c in calls), calls
+    assert any(c.startswith("python -m pip") for c in calls), calls
+    proc = run_deps(root, log, "everything")
+    assert (proc.returncode, proc.stderr) == (2, "deps.sh: unknown word 'everything' "
+                                                 "(expected kernel, packages or venv)\n")

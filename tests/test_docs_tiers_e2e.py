@@ -76,3 +76,21 @@ def test_pytest_collecting_nothing_fails_the_make_targets(tmp_path: Path, status
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (proc.returncode == 0) == (status == 0), proc.stderr
     assert ("pytest collected no probe tests" in proc.stderr) == (status == 5), proc.stderr
+
+
+@pytest.mark.parametrize(("main", "side"), [(0, 0), (0, 3), (4, 0), (4, 3)])
+def test_lint_beside_the_tests_fails_check_and_shows_its_output_after(tmp_path: Path, main: int, side: int) -> None:
+    """`make check` runs lint beside pytest through $(call beside,...): lint's output comes
+    after the tests' whole, either failing fails the target (the tests' status first), and
+    the background job takes Ctrl-C (sh starts it ignoring SIGINT)."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "$(call beside,lint" in makefile
+    side_cmd = (f"python3 -c 'import signal; import sys; print(\"side: \" + str(signal.getsignal(signal.SIGINT) "
+                f"is signal.default_int_handler)); sys.exit({side})'")  # no commas: they split $(call) args
+    main_cmd = f"(sleep 0.3; echo main; exit {main})"
+    probe = f"cf-probe:\n\t@$(call beside,the side job,{side_cmd},{main_cmd})\n"
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "--eval", probe, "cf-probe"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.stdout == "main\nside: True\n", proc.stdout
+    assert (proc.returncode == 0) == (main == side == 0), proc.stderr
+    assert ("make: the side job failed" in proc.stderr) == (side != 0), proc.stderr
