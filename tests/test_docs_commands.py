@@ -77,6 +77,11 @@ LONG_PAGES = {
     "docs/history.md": "the fixture repository's history and its three bisects, each as "
                        "tests/test_history_e2e.py runs it (first_run, test_text_rows, "
                        "test_since_and_until, test_bisect_first_bad, test_bisect_first_fixed)",
+    "docs/semantics.md": "repros of the mutants and fixtures each class comes from, a granule sweep "
+                         "(tests/test_sweep_e2e.py, test_hostile_e2e.py, test_mte_e2e.py, test_isa_e2e.py)",
+    "docs/adding.md": "an audit and a sweep of a bundled routine's copy, a new mutant's sweep "
+                      "(tests/test_sweep_e2e.py, test_cli.py)",
+    "docs/executor.md": "the executor run by hand under QEMU (tests/test_executor.py, test_sweep_e2e.py)",
 }
 
 
