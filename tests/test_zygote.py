@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import subprocess
 import threading
 import time
@@ -84,3 +85,41 @@ def test_what_python_reads_at_its_start_takes_a_fresh_interpreter() -> None:
     assert conftest._changes_the_start({"LC_ALL": "C" if os.environ.get("LC_ALL") != "C" else "C.UTF-8"})
     same = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
     assert not conftest._changes_the_start(same)  # the value it has already
+
+
+# A stand-in tool: a non-daemon thread still printing, an atexit handler, output left in
+# the buffer, then sys.exit with the argument (none, a number or a message).
+_ENDING_MAIN = """\
+import atexit, sys, threading, time
+atexit.register(lambda: print("atexit ran", flush=True))
+threading.Thread(target=lambda: (time.sleep(0.3), print("thread done"))).start()
+sys.stdout.write("buffered ")
+how = sys.argv[1]
+sys.exit(None if how == "none" else int(how) if how.lstrip("-").isdigit() else how)
+"""
+
+
+@pytest.fixture(scope="module")
+def ending_tool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Zygote]]:
+    tool = tmp_path_factory.mktemp("ending")
+    package = tool / "copyfuzz"
+    package.mkdir()
+    for name, text in (("__init__.py", ""), ("cli.py", ""), ("__main__.py", _ENDING_MAIN)):
+        (package / name).write_text(text)
+    z = Zygote(tool)
+    yield tool, z
+    z.stop()
+
+
+@pytest.mark.parametrize("how", ["none", "3", "-1", "a message"])
+def test_a_forked_run_ends_as_python_ends_it(ending_tool: tuple[Path, Zygote], how: str) -> None:
+    """The child skips the interpreter's teardown (zygote._end), not what comes before it:
+    threads joined, atexit handlers run, buffers flushed, the status and message Python
+    gives for each kind of exit code."""
+    tool, z = ending_tool
+    run_env = {**os.environ, "PYTHONPATH": str(tool)}
+    forked = z.run([how], run_env, tool, 60)
+    fresh = subprocess.run([sys.executable, "-m", "copyfuzz", how], env=run_env, cwd=tool, capture_output=True,
+                           text=True, timeout=60)
+    assert fresh.stdout == "buffered thread done\natexit ran\n"
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
