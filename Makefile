@@ -281,7 +281,8 @@ deps-packages deps-venv: deps-%:
 # MAIN in the foreground, then shows COMMAND's output (kept in a file of this run's own,
 # so it cannot cut into MAIN's) and exits with MAIN's status, or else COMMAND's, naming
 # NAME when it failed. sh starts a background job with Ctrl-C ignored: env gives it back.
-beside = log=$$(mktemp) || exit 1; trap 'rm -f "$$log"' EXIT; trap 'exit 130' INT TERM; \
+beside = log=$$(mktemp) || exit 1; trap 'rm -f "$$log"' EXIT; trap 'exit 129' HUP; trap 'exit 130' INT; \
+  trap 'exit 143' TERM; \
   env --default-signal=INT,QUIT $(2) >"$$log" 2>&1 & side=$$!; \
   $(3); main=$$?; wait $$side; rc=$$?; cat "$$log"; \
   [ $$rc -eq 0 ] || echo "make: $(1) failed" >&2; [ $$main -eq 0 ] || exit $$main; exit $$rc

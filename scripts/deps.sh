@@ -9,17 +9,18 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-kernel="" steps="packages venv"
+kernel="" steps=""
 for word in "$@"; do
 	case $word in
 	kernel) kernel=1 ;;
-	packages | venv) steps=$word ;;
+	packages | venv) steps="$steps $word" ;;
 	*)
 		echo "deps.sh: unknown word '$word' (expected kernel, packages or venv)" >&2
 		exit 2
 		;;
 	esac
 done
+[ -n "$steps" ] || steps="packages venv" # no step named: both
 wants() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 
 PACKAGES="make qemu-user gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross

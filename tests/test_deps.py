@@ -138,6 +138,8 @@ def test_packages_and_venv_take_one_step_each(tmp_path: Path) -> None:
     rc, calls = deps(root, log, "venv")  # packages missing, but not asked about
     assert rc == 0 and not any(c.startswith(("dpkg-query", "apt-get")) for c in calls), calls
     assert any(c.startswith("python -m pip") for c in calls), calls
+    rc, calls = deps(root, log, "packages", "venv")  # both named: both taken
+    assert rc != 0 and any(c.startswith("dpkg-query") for c in calls), calls
     proc = run_deps(root, log, "everything")
     assert (proc.returncode, proc.stderr) == (2, "deps.sh: unknown word 'everything' "
                                                  "(expected kernel, packages or venv)\n")

@@ -123,3 +123,28 @@ def test_a_forked_run_ends_as_python_ends_it(ending_tool: tuple[Path, Zygote], h
                            text=True, timeout=60)
     assert fresh.stdout == "buffered thread done\natexit ran\n"
     assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+
+
+@pytest.mark.parametrize("how", ["2**64", "'closed'", "'broken'"])
+def test_a_forked_run_ends_as_python_ends_it_at_the_edges(tmp_path: Path, how: str) -> None:
+    """A code no C long holds (255), a closed stdout (left alone: 0), and a stdout whose
+    last flush fails (said on stderr, 120 whatever the code): as a fresh Python."""
+    tool = tmp_path / "tool"
+    (tool / "copyfuzz").mkdir(parents=True)
+    main = {"2**64": "sys.exit(2**64)",
+            "'closed'": "sys.stdout.close(); sys.exit(0)",
+            # a buffered stdout of its own (whatever PYTHONUNBUFFERED says), its fd closed under it
+            "'broken'": "sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(os.dup(1), 'w'))); "
+                        "sys.stdout.write('x'); os.close(sys.stdout.fileno()); sys.exit(3)"}[how]
+    for name, text in (("__init__.py", ""), ("cli.py", ""), ("__main__.py", f"import io, os, sys\n{main}\n")):
+        (tool / "copyfuzz" / name).write_text(text)
+    run_env = {**os.environ, "PYTHONPATH": str(tool)}
+    z = Zygote(tool)
+    try:
+        forked = z.run([], run_env, tool, 60)
+    finally:
+        z.stop()
+    fresh = subprocess.run([sys.executable, "-m", "copyfuzz"], env=run_env, cwd=tool, capture_output=True,
+                           text=True, timeout=60)
+    assert fresh.returncode == {"2**64": 255, "'closed'": 0, "'broken'": 120}[how], fresh
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)

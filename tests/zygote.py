@@ -13,9 +13,12 @@ stays in the zygote or in pytest.
 A run that ends by SystemExit (every command) then skips the interpreter's teardown of
 its modules, as os._exit does: that teardown wrote to most of the heap the child shares
 with the zygote, copying each page (copy-on-write), 40-60 ms of a run's 0.1-0.14 s
-(docs/perf.md). What only that teardown would show (a message printed while modules are
-torn down) is left to the runs through a fresh interpreter: the docs' commands, the CI
-scripts, the tests of the start.
+(docs/perf.md). What only that teardown does is left to the runs through a fresh
+interpreter (the docs' commands, the CI scripts, the tests of the start): a message
+printed while modules are torn down, and the finalizers of objects still alive then
+(`__del__`, an unclosed file's last flush, an unclosed NamedTemporaryFile's removal).
+The tool closes what it opens; a run that counted on those would lose output here, which
+a test sees, rather than hide anything.
 
 What a child cannot share with a fresh interpreter is what Python decides at its own
 start: the hash seed, `sys.flags`, the encoding of the standard streams, and the
@@ -159,26 +162,49 @@ def main() -> None:
 
 def _end(code: object) -> None:
     """The end of a run that raised SystemExit(code), as Python's own (Py_FinalizeEx):
-    the threads joined, the atexit handlers run, the streams flushed (120 if stdout cannot
-    be), then the exit, without tearing the modules down."""
+    the threads joined, the atexit handlers run, the streams flushed (a failed flush of
+    stdout said as Python says it, and 120), then the exit, without tearing the modules
+    down."""
     if code is None:
         status = 0
     elif isinstance(code, int):
-        status = code & 0xFF
+        status = code & 0xFF if -(2**63) <= code < 2**63 else 255  # a C long, or -1
     else:
-        print(code, file=sys.stderr)
+        try:
+            text = f"{code}\n"
+        except Exception:  # Python prints an empty line then
+            text = "\n"
+        _say(text)
         status = 1
     threading._shutdown()  # type: ignore[attr-defined]  # private: what the interpreter calls
     import atexit
 
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None or stream.closed:
+            continue  # Python leaves these alone
         try:
             stream.flush()
-        except Exception:  # as Python at its exit: the run ends 120
-            if stream is sys.stdout and status == 0:
+        except Exception as e:  # Python at its exit: said, and 120 for stdout
+            if stream is sys.stdout:
+                import traceback
+
+                _say(f"Exception ignored in: {stream!r}\n" + "".join(traceback.format_exception_only(e)))
                 status = 120
     os._exit(status)
+
+
+def _say(text: str) -> None:
+    """text on stderr, or on fd 2 where sys.stderr is gone (as Python's exit writes)."""
+    try:
+        if sys.stderr is not None and not sys.stderr.closed:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+            return
+    except Exception:  # then fd 2, as Python does
+        pass
+    with contextlib.suppress(OSError):
+        os.write(2, text.encode(errors="replace"))
 
 
 # ---- the tests' side ----
