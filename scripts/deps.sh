@@ -37,10 +37,8 @@ fi
 pkg_stamp=.venv/.packages${kernel:+-kernel}.stamp
 dpkg_db=/var/lib/dpkg/status
 missing=""
-if ! wants packages; then
-	:
-elif [ ! -f "$pkg_stamp" ] || [ -n "$(find "$dpkg_db" -newer "$pkg_stamp" 2>/dev/null)" ] ||
-	[ "$(cat "$pkg_stamp")" != "$PACKAGES" ]; then
+if wants packages && { [ ! -f "$pkg_stamp" ] || [ -n "$(find "$dpkg_db" -newer "$pkg_stamp" 2>/dev/null)" ] ||
+	[ "$(cat "$pkg_stamp")" != "$PACKAGES" ]; }; then
 	checked=1
 	for p in $PACKAGES; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -61,9 +59,7 @@ if [ -n "$missing" ]; then
 fi
 
 stamp=.venv/.requirements.stamp
-if ! wants venv; then
-	:
-elif [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "$stamp"; then
+if wants venv && { [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "$stamp"; }; then
 	echo "copyfuzz: setting up the Python venv (.venv)" >&2
 	[ -x .venv/bin/python ] || python3 -m venv .venv >&2
 	# uv (its pin in requirements.txt) installs the pins in 4 s where pip takes 35 s, most

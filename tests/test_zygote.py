@@ -99,13 +99,18 @@ sys.exit(None if how == "none" else int(how) if how.lstrip("-").isdigit() else h
 """
 
 
+def stand_in_tool(tool: Path, main: str) -> Path:
+    """A `copyfuzz` package under tool whose __main__ is main (and a cli module, which the
+    zygote imports first)."""
+    (tool / "copyfuzz").mkdir(parents=True)
+    for name, text in (("__init__.py", ""), ("cli.py", ""), ("__main__.py", main)):
+        (tool / "copyfuzz" / name).write_text(text)
+    return tool
+
+
 @pytest.fixture(scope="module")
 def ending_tool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Zygote]]:
-    tool = tmp_path_factory.mktemp("ending")
-    package = tool / "copyfuzz"
-    package.mkdir()
-    for name, text in (("__init__.py", ""), ("cli.py", ""), ("__main__.py", _ENDING_MAIN)):
-        (package / name).write_text(text)
+    tool = stand_in_tool(tmp_path_factory.mktemp("ending"), _ENDING_MAIN)
     z = Zygote(tool)
     yield tool, z
     z.stop()
@@ -129,15 +134,12 @@ def test_a_forked_run_ends_as_python_ends_it(ending_tool: tuple[Path, Zygote], h
 def test_a_forked_run_ends_as_python_ends_it_at_the_edges(tmp_path: Path, how: str) -> None:
     """A code no C long holds (255), a closed stdout (left alone: 0), and a stdout whose
     last flush fails (said on stderr, 120 whatever the code): as a fresh Python."""
-    tool = tmp_path / "tool"
-    (tool / "copyfuzz").mkdir(parents=True)
     main = {"2**64": "sys.exit(2**64)",
             "'closed'": "sys.stdout.close(); sys.exit(0)",
             # a buffered stdout of its own (whatever PYTHONUNBUFFERED says), its fd closed under it
             "'broken'": "sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(os.dup(1), 'w'))); "
                         "sys.stdout.write('x'); os.close(sys.stdout.fileno()); sys.exit(3)"}[how]
-    for name, text in (("__init__.py", ""), ("cli.py", ""), ("__main__.py", f"import io, os, sys\n{main}\n")):
-        (tool / "copyfuzz" / name).write_text(text)
+    tool = stand_in_tool(tmp_path / "tool", f"import io, os, sys\n{main}\n")
     run_env = {**os.environ, "PYTHONPATH": str(tool)}
     z = Zygote(tool)
     try:
