@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -150,3 +151,27 @@ def test_a_forked_run_ends_as_python_ends_it_at_the_edges(tmp_path: Path, how: s
                            text=True, timeout=60)
     assert fresh.returncode == {"2**64": 255, "'closed'": 0, "'broken'": 120}[how], fresh
     assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_zygote_ended_by_a_signal_leaves_no_files_and_its_runs_fresh_dispositions(
+        tmp_path: Path, sig: signal.Signals) -> None:
+    """A worker stopped with its process group: the zygote removes its socket and directory,
+    then dies of the signal. Its runs have the signal dispositions a fresh Python has."""
+    main = ("import signal\n"
+            "print([signal.getsignal(s) == signal.SIG_DFL for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD)])\n")
+    tool = stand_in_tool(tmp_path / "tool", main)
+    run_env = {**os.environ, "PYTHONPATH": str(tool)}
+    z = Zygote(tool)
+    try:
+        forked = z.run([], run_env, tool, 60)
+        assert z.proc is not None and os.path.exists(z.path)
+        z.proc.send_signal(sig)
+        assert z.proc.wait(30) == -sig
+        assert not os.path.exists(os.path.dirname(z.path))
+    finally:
+        z.stop()
+    fresh = subprocess.run([sys.executable, "-m", "copyfuzz"], env=run_env, cwd=tool, capture_output=True,
+                           text=True, timeout=60)
+    assert fresh.stdout == "[True, True, True]\n"
+    assert (forked.returncode, forked.stdout) == (fresh.returncode, fresh.stdout)

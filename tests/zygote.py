@@ -110,7 +110,8 @@ def _serve(listener: socket.socket) -> tuple[socket.socket, dict[str, Any], list
             pid = os.fork()
             if pid == 0:
                 signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for sig in (signal.SIGCHLD, *_LEAVING):  # as a fresh Python has them
+                    signal.signal(sig, signal.SIG_DFL)
                 for fd in (woken_r, woken_w):
                     os.close(fd)
                 listener.close()
@@ -122,6 +123,23 @@ def _serve(listener: socket.socket) -> tuple[socket.socket, dict[str, Any], list
             with contextlib.suppress(OSError):
                 conn.send(str(pid).encode())
             waiting[pid] = conn
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(path))
+
+
+def _start_and_serve(path: str) -> tuple[socket.socket, dict[str, Any], list[int]] | None:
+    _warm()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(16)
+    gc.freeze()  # the collector leaves what is shared alone: no copy-on-write of the whole heap
+    print("ready", flush=True)
+    return _serve(listener)
 
 
 def _become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
@@ -143,17 +161,41 @@ def _become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> Non
     runpy.run_module("copyfuzz", run_name="__main__", alter_sys=True)
 
 
+# Signals that end the zygote (a pytest worker stopped with its process group): it removes
+# its socket and directory, then dies of the signal as it would have.
+_LEAVING = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Signalled(BaseException):
+    def __init__(self, sig: int) -> None:
+        self.sig = sig
+
+
+def _leave(sig: int, _frame: object) -> None:
+    raise _Signalled(sig)
+
+
 def main() -> None:
     path = sys.argv[1]
     sys.path[0] = os.getcwd()  # as `python -m` has it, not this file's directory
-    _warm()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    listener.bind(path)
-    listener.listen(16)
-    gc.freeze()  # the collector leaves what is shared alone: no copy-on-write of the whole heap
-    print("ready", flush=True)
-    request = _serve(listener)
-    if request is not None:
+    for sig in _LEAVING:
+        signal.signal(sig, _leave)
+    zygote = os.getpid()
+    try:
+        request = _start_and_serve(path)
+    except _Signalled as e:
+        if os.getpid() == zygote:  # a run's child leaves the zygote's files alone
+            _remove(path)
+        signal.signal(e.sig, signal.SIG_DFL)
+        os.kill(os.getpid(), e.sig)
+        raise
+    except BaseException:  # Ctrl-C (KeyboardInterrupt) or a failed start
+        if os.getpid() == zygote:
+            _remove(path)
+        raise
+    if request is None:
+        _remove(path)
+    else:
         try:
             _become(*request)
         except SystemExit as e:
