@@ -5,6 +5,7 @@
 # `X(ENUM, "name", ...`; tests/test_records.py holds this list to the tool's, which reads
 # the same rows (tool/copyfuzz/cheader.py).
 set -eu
-here=$(dirname "$0")
+here=${0%/*}
+[ "$here" != "$0" ] || here=.
 sed -n '/^#define CF_KINDS(X)/,/^$/s/^[[:space:]]*X([A-Z_][A-Z_0-9]*, "\([a-z_][a-z_0-9]*\)".*/\1/p' \
 	"$here/records.h"

@@ -78,8 +78,14 @@ shift 6
 set -f # the toolchain variables are split into words, never globbed
 
 if [ -z "$object_only" ]; then
-	kinds=$("$(dirname "$0")/kinds.sh") # the names of CF_KINDS in records.h
-	if ! printf '%s\n' "$kinds" | grep -qxF -- "$kind"; then
+	here=${0%/*}
+	[ "$here" != "$0" ] || here=.
+	kinds=$("$here/kinds.sh") # the names of CF_KINDS in records.h
+	known=
+	while read -r k; do
+		[ "$k" != "$kind" ] || known=1
+	done <<<"$kinds"
+	if [ -z "$known" ]; then
 		echo "$src: kind '$kind' is not one of:" $kinds >&2
 		exit 2
 	fi
@@ -91,9 +97,13 @@ if [ -z "$object_only" ]; then
 		;;
 	esac
 fi
-KIND=$(printf '%s' "$kind" | tr '[:lower:]' '[:upper:]')
-# The name becomes a C string literal: every character that would need escaping is '_'.
-cname=$(printf '%s' "$name" | tr -c 'A-Za-z0-9_./:+@,=-' '_')
+# The name becomes a C string literal: every character that would need escaping is '_'
+# (each byte of one: C's collation, where [A-Z] is those 26 letters and nothing else).
+c_name() {
+	local LC_ALL=C
+	KIND=${kind^^} cname=${name//[!A-Za-z0-9_.\/:+@,=-]/_}
+}
+c_name
 
 dir=${out%/*}
 [ "$dir" != "$out" ] || dir=.
@@ -213,13 +223,26 @@ esac
 
 # Undefined references: named before the link, with the flags that supply them. What the
 # harness itself defines (globally) is not missing; neither is a --defsym.
-provided=$(symbols "$harness" | awk '$1 != "LOCAL" && $3 != "UND" { print $NF }')
+# The harness's names are read once per harness object (45 ms: thousands of symbols) and
+# kept beside it, valid while its modification time is the object's own: that time is
+# taken before the read, so an object replaced meanwhile never matches what was kept.
+kept=$harness.globals
+if [ -f "$kept" ] && ! [ "$kept" -nt "$harness" ] && ! [ "$kept" -ot "$harness" ]; then
+	IFS= read -r -d '' provided <"$kept" || true
+else
+	{ touch -r "$harness" "$tmp/read"; } 2>/dev/null || true # the object's time as the read begins
+	provided=$(symbols "$harness" | awk '$1 != "LOCAL" && $3 != "UND" { print $NF }')
+	{ printf '%s' "$provided" >"$tmp/globals" && touch -r "$tmp/read" "$tmp/globals" &&
+		mv -f "$tmp/globals" "$kept"; } 2>/dev/null || true # kept if the directory takes it
+fi
 for d in ${defsyms[@]+"${defsyms[@]}"}; do
 	provided=$provided$'\n'${d%%=*}
 done
-missing=$(printf '%s\n' "$syms" | awk '$1 == "GLOBAL" && $3 == "UND" { print $NF }' | grep -vxF -e "$provided" |
-	sort -u | paste -sd, - | sed 's/,/, /g' || true)
+missing=$(PROVIDED=$provided awk '
+	BEGIN { n = split(ENVIRON["PROVIDED"], p, "\n"); for (i = 1; i <= n; i++) have[p[i]] = 1 }
+	$1 == "GLOBAL" && $3 == "UND" && !($NF in have) { print $NF }' <<<"$syms")
 if [ -n "$missing" ]; then
+	missing=$(printf '%s\n' "$missing" | sort -u | paste -sd, - | sed 's/,/, /g')
 	echo "undefined symbols: $missing: nothing in the file defines them; add the file that does" \
 		"with --with FILE.S (or FILE.c), or give each a value with --defsym NAME=VALUE" >&2
 	exit 3
