@@ -58,20 +58,39 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing >&2
 fi
 
+# pip in the venv: its own if it has one; else pip run from the wheel Python keeps for
+# ensurepip, never installed (a venv's own pip is 7 s of a new venv's 11); else, where
+# that wheel cannot be found, the pip ensurepip installs.
+BUNDLED_PIP='import ensurepip, os
+p = ensurepip._get_packages()["pip"]
+w = p.wheel_path or os.path.join(os.path.dirname(ensurepip.__file__), "_bundled", p.wheel_name)
+print(w if os.path.isfile(w) else "")'
+venv_pip() {
+	if ! .venv/bin/python -c 'import pip' 2>/dev/null; then
+		wheel=$(.venv/bin/python -c "$BUNDLED_PIP" 2>/dev/null || true)
+		if [ -n "$wheel" ]; then
+			.venv/bin/python "$wheel/pip" "$@"
+			return
+		fi
+		.venv/bin/python -m ensurepip >&2 || return
+	fi
+	.venv/bin/python -m pip "$@"
+}
+
 stamp=.venv/.requirements.stamp
 if wants venv && { [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || ! cmp -s requirements.txt "$stamp"; }; then
 	echo "copyfuzz: setting up the Python venv (.venv)" >&2
-	[ -x .venv/bin/python ] || python3 -m venv .venv >&2
+	[ -x .venv/bin/python ] || python3 -m venv --without-pip .venv >&2
 	# uv (its pin in requirements.txt) installs the pins in 4 s where pip takes 35 s, most
 	# of it pip's own work (docs/perf.md); pip does it when uv cannot, and says so. uv
 	# trusts the system's certificates, as pip does (not only those it carries).
 	uv_pin=$(grep -x 'uv==[0-9.]*' requirements.txt || true)
-	if [ -n "$uv_pin" ] && .venv/bin/python -m pip install -q --no-compile --disable-pip-version-check "$uv_pin" >&2 &&
+	if [ -n "$uv_pin" ] && venv_pip install -q --no-compile --disable-pip-version-check "$uv_pin" >&2 &&
 		.venv/bin/uv pip install -q --system-certs --python .venv/bin/python -r requirements.txt >&2; then
 		:
 	else
 		echo "copyfuzz: uv could not install the pins; installing them with pip" >&2
-		.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt >&2
+		venv_pip install -q --disable-pip-version-check -r requirements.txt >&2
 	fi
 	cp requirements.txt "$stamp"
 fi

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -101,30 +102,61 @@ def test_a_user_who_cannot_write_the_stamp_still_runs(tmp_path: Path) -> None:
         shutil.rmtree(top)
 
 
-@pytest.mark.parametrize("uv_works", [True, False])
-def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, uv_works: bool) -> None:
+def fake_python(log: Path, pip: str, uv_works: bool = True) -> str:
+    """A venv's python that logs its calls; `-m pip` or pip run from a wheel installs a
+    logging uv when asked for uv's pin. pip: "own" (the venv has pip), "wheel" (it has
+    not; the interpreter's ensurepip wheel is found) or "ensurepip" (neither)."""
+    uv = log.parent / "root" / ".venv" / "bin" / "uv"
+    wheel = "/bundled/pip-1-py3-none-any.whl" if pip == "wheel" else ""
+    return (f"#!/bin/sh\n"
+            f"case \"$*\" in '-c import pip') exit {0 if pip == 'own' else 1};; '-c import ensurepip'*) "
+            f"echo '{wheel}'; exit 0;; esac\n"
+            f"echo \"python $*\" >>{log}\ncase \"$*\" in *uv==*) "
+            f"printf '#!/bin/sh\\necho \"uv $*\" >>{log}\\nexit {0 if uv_works else 1}\\n' >{uv}; "
+            f"chmod +x {uv};; esac\n")
+
+
+@pytest.mark.parametrize(("pip", "uv_works"), [("own", True), ("own", False), ("wheel", True),
+                                               ("wheel", False), ("ensurepip", True)])
+def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, pip: str, uv_works: bool) -> None:
     """A venv whose stamp is not requirements.txt: pip installs only uv's pin, uv the
-    pins; when uv fails, pip installs the pins and says why it does."""
+    pins; when uv fails, pip installs the pins and says why it does. pip is the venv's
+    own, else run from ensurepip's wheel (not installed), else installed by ensurepip."""
     root, log = scratch(tmp_path)
     (root / ".venv" / ".requirements.stamp").unlink()
-    uv = root / ".venv" / "bin" / "uv"
-    (root / ".venv" / "bin" / "python").write_text(  # pip: logs, and installs uv when asked for it
-        f"#!/bin/sh\necho \"python $*\" >>{log}\ncase \"$*\" in *uv==*) "
-        f"printf '#!/bin/sh\\necho \"uv $*\" >>{log}\\nexit {0 if uv_works else 1}\\n' >{uv}; chmod +x {uv};; esac\n")
+    (root / ".venv" / "bin" / "python").write_text(fake_python(log, pip, uv_works))
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
     proc = subprocess.run(["sh", str(root / "scripts" / "deps.sh")], env=env, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     calls = [c for c in log.read_text().splitlines() if not c.startswith("dpkg-query")]
+    if pip == "ensurepip":
+        assert calls[0] == "python -m ensurepip", calls
+        calls = calls[1:]
+    pip_run = "python /bundled/pip-1-py3-none-any.whl/pip" if pip == "wheel" else "python -m pip"
     pin = next(line for line in (ROOT / "requirements.txt").read_text().split() if line.startswith("uv=="))
-    assert calls[0].startswith("python -m pip install") and calls[0].endswith(f" {pin}"), calls
+    assert calls[0].startswith(f"{pip_run} install") and calls[0].endswith(f" {pin}"), calls
     assert calls[1] == "uv pip install -q --system-certs --python .venv/bin/python -r requirements.txt", calls
     if uv_works:
         assert len(calls) == 2 and "pip" not in proc.stderr, (calls, proc.stderr)
     else:
-        assert calls[2:] == ["python -m pip install -q --disable-pip-version-check -r requirements.txt"], calls
+        assert calls[2:] == [f"{pip_run} install -q --disable-pip-version-check -r requirements.txt"], calls
         assert "copyfuzz: uv could not install the pins; installing them with pip" in proc.stderr
     assert (root / ".venv" / ".requirements.stamp").read_bytes() == (root / "requirements.txt").read_bytes()
+
+
+def test_a_new_venv_has_no_pip_installed_and_finds_the_wheel_of_this_python(tmp_path: Path) -> None:
+    """`python3 -m venv --without-pip`, then deps.sh's way to ensurepip's wheel, with this
+    machine's Python: a file that runs as pip."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "v")], check=True, timeout=120)
+    python = tmp_path / "v" / "bin" / "python"
+    assert subprocess.run([python, "-c", "import pip"], capture_output=True).returncode != 0
+    text = (ROOT / "scripts" / "deps.sh").read_text()
+    snippet = text.split("BUNDLED_PIP='", 1)[1].split("'", 1)[0]
+    wheel = subprocess.run([python, "-c", snippet], capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(wheel).is_file() and Path(wheel).name.startswith("pip-"), wheel
+    version = subprocess.run([python, f"{wheel}/pip", "--version"], capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.startswith("pip "), version
 
 
 def test_packages_and_venv_take_one_step_each(tmp_path: Path) -> None:
@@ -132,7 +164,7 @@ def test_packages_and_venv_take_one_step_each(tmp_path: Path) -> None:
     them: the one asks dpkg and never sets up the venv, the other the reverse."""
     root, log = scratch(tmp_path, installed=False)
     (root / ".venv" / ".requirements.stamp").unlink()  # the venv step runs pip
-    (root / ".venv" / "bin" / "python").write_text(f"#!/bin/sh\necho \"python $*\" >>{log}\n")
+    (root / ".venv" / "bin" / "python").write_text(fake_python(log, "own"))
     rc, calls = deps(root, log, "packages")
     assert rc != 0 and calls and not any(c.startswith("python") for c in calls), calls
     rc, calls = deps(root, log, "venv")  # packages missing, but not asked about
