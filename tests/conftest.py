@@ -190,10 +190,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return Scheduling(config, log)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects any: the list of alone files needs them all
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         return next((i for i, scope in enumerate(LONG_SCOPES) if item.nodeid.startswith(scope)), len(LONG_SCOPES))
     items.sort(key=rank)  # stable: the order within a scope is kept
+    note_alone_files(items)
+
+
+ALONE_FILES = "COPYFUZZ_TEST_ALONE_FILES"
+
+
+def note_alone_files(items: list[pytest.Item]) -> None:
+    """Under COPYFUZZ_TEST_ALONE_FILES=FILE (`make check`'s first run), the test files that
+    hold tests marked `alone`, one a line, written whole: the run of those tests after it
+    collects those files, not the whole suite again (5 s)."""
+    path = os.environ.get(ALONE_FILES)
+    if not path:
+        return
+    files = sorted({item.nodeid.split("::")[0] for item in items if item.get_closest_marker("alone")})
+    tmp = f"{path}.{os.getpid()}"
+    Path(tmp).write_text("".join(f"{f}\n" for f in files))
+    os.replace(tmp, path)
 
 
 # ---- the session leaves no process behind (tests/leftovers.py, tests/test_leftovers.py) ----
