@@ -265,16 +265,16 @@ pytest = $(PYTHON) -m pytest -q $(2); rc=$$?; if [ $$rc -eq 5 ]; then echo "pyte
 # machine's speed varies more than that margin (323 s to 557 s for one suite, 467 to 549 s
 # for today's code; CI up to 1.1 times that; docs/perf.md, "What the test suite costs"):
 # a guard that fails on the machine's state turns CI red at random.
-# The first run lists the files that hold the `alone` tests (ALONE_FILES, written by
-# tests/conftest.py at collection); the second collects those, not the whole suite again.
+# The first run lists the files that hold the `alone` tests (--alone-files-out, at
+# collection: tests/conftest.py); the second collects those, not the whole suite again.
 TEST_JOBS ?= 2
 SUITE_LIMIT_S ?= 660
 ALONE_FILES := $(O)/test-alone-files
 test-py: all
-	$(Q)rm -f $(ALONE_FILES); export COPYFUZZ_TEST_ALONE_FILES=$(ALONE_FILES); \
-	  COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) \
-	  $(call pytest,tests,-m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder); \
-	  first=$$rc; $(call pytest,tests marked alone,-m alone $$(cat $(ALONE_FILES) 2>/dev/null)); \
+	$(Q)rm -f $(ALONE_FILES); COPYFUZZ_TEST_SUITE_LIMIT_S=$(SUITE_LIMIT_S) \
+	  $(call pytest,tests,-m "not alone and not kernel and not long" -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder \
+	    --alone-files-out=$(ALONE_FILES)); \
+	  first=$$rc; $(call pytest,tests marked alone,-m alone --alone-files-in=$(ALONE_FILES)); \
 	  [ $$first -eq 0 ] && exit $$rc; exit $$first
 
 deps:

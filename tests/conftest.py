@@ -191,27 +191,67 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects any: the list of alone files needs them all
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         return next((i for i, scope in enumerate(LONG_SCOPES) if item.nodeid.startswith(scope)), len(LONG_SCOPES))
     items.sort(key=rank)  # stable: the order within a scope is kept
-    note_alone_files(items)
+    note_alone_files(config, items)
 
 
-ALONE_FILES = "COPYFUZZ_TEST_ALONE_FILES"
+# `make check` runs the tests marked `alone` after the others. The first run lists the
+# test files that hold them (--alone-files-out=FILE, at collection, before `-m` deselects
+# them); the second (--alone-files-in=FILE) collects only those, not the whole suite again
+# (5 s). Options, not variables: no session a test starts inherits them.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--alone-files-out", metavar="FILE", help="write the test files holding `alone` tests to FILE")
+    parser.addoption("--alone-files-in", metavar="FILE",
+                     help="collect only the test files FILE lists (all of them when it lists none)")
 
 
-def note_alone_files(items: list[pytest.Item]) -> None:
-    """Under COPYFUZZ_TEST_ALONE_FILES=FILE (`make check`'s first run), the test files that
-    hold tests marked `alone`, one a line, written whole: the run of those tests after it
-    collects those files, not the whole suite again (5 s)."""
-    path = os.environ.get(ALONE_FILES)
+def note_alone_files(config: pytest.Config, items: list[pytest.Item]) -> None:
+    path = config.getoption("alone_files_out")
     if not path:
         return
     files = sorted({item.nodeid.split("::")[0] for item in items if item.get_closest_marker("alone")})
     tmp = f"{path}.{os.getpid()}"
-    Path(tmp).write_text("".join(f"{f}\n" for f in files))
-    os.replace(tmp, path)
+    try:  # written whole or not at all; without it the second run collects everything
+        Path(tmp).write_text("".join(f"{f}\n" for f in files))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+_ALONE_IN = pytest.StashKey[frozenset[str] | None]()
+
+
+def _alone_files(config: pytest.Config) -> frozenset[str] | None:
+    """What --alone-files-in lists, read once; None: collect as usual."""
+    if _ALONE_IN not in config.stash:
+        path, files = config.getoption("alone_files_in"), frozenset[str]()
+        if path:
+            with contextlib.suppress(OSError):
+                files = frozenset(line for line in Path(path).read_text().split("\n") if line)
+        config.stash[_ALONE_IN] = files or None
+    return config.stash[_ALONE_IN]
+
+
+class _AloneFilesOnly:
+    """A plugin, not a hook of this conftest: a conftest's collection hooks see only the
+    paths under its own directory, and the suite is tests/ and fuzz/."""
+
+    @staticmethod
+    def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+        """Under --alone-files-in, a test file it does not list is not collected (None:
+        pytest's own rules decide, as for every directory and every other file)."""
+        files = _alone_files(config)
+        if files is None or not collection_path.name.startswith("test_") or collection_path.suffix != ".py":
+            return None
+        return True if str(collection_path.relative_to(config.rootpath)) not in files else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_AloneFilesOnly(), "copyfuzz-alone-files")
 
 
 # ---- the session leaves no process behind (tests/leftovers.py, tests/test_leftovers.py) ----
