@@ -98,12 +98,10 @@ if [ -z "$object_only" ]; then
 	esac
 fi
 # The name becomes a C string literal: every character that would need escaping is '_'
-# (each byte of one: C's collation, where [A-Z] is those 26 letters and nothing else).
-c_name() {
-	local LC_ALL=C
-	KIND=${kind^^} cname=${name//[!A-Za-z0-9_.\/:+@,=-]/_}
-}
-c_name
+# (each byte of one: C's collation, where [A-Z] is those 26 letters and nothing else; in a
+# subshell, which leaves the caller's locale, even one not installed, as it was).
+KIND=$(LC_ALL=C && printf '%s' "${kind^^}")
+cname=$(LC_ALL=C && printf '%s' "${name//[!A-Za-z0-9_.\/:+@,=-]/_}")
 
 dir=${out%/*}
 [ "$dir" != "$out" ] || dir=.
@@ -224,16 +222,21 @@ esac
 # Undefined references: named before the link, with the flags that supply them. What the
 # harness itself defines (globally) is not missing; neither is a --defsym.
 # The harness's names are read once per harness object (45 ms: thousands of symbols) and
-# kept beside it, valid while its modification time is the object's own: that time is
-# taken before the read, so an object replaced meanwhile never matches what was kept.
+# kept beside it under the object's identity: device, inode, size, modification and
+# change times, taken before the read, so an object replaced meanwhile (or copied with
+# its times) never matches what was kept. The first line is that identity.
 kept=$harness.globals
-if [ -f "$kept" ] && ! [ "$kept" -nt "$harness" ] && ! [ "$kept" -ot "$harness" ]; then
-	IFS= read -r -d '' provided <"$kept" || true
-else
-	{ touch -r "$harness" "$tmp/read"; } 2>/dev/null || true # the object's time as the read begins
+identity=$(stat -L -c '%d %i %s %.9Y %.9Z' -- "$harness" 2>/dev/null) || identity=
+provided=
+if [ -n "$identity" ] && [ -f "$kept" ]; then
+	{ IFS= read -r line && [ "$line" = "$identity" ] && IFS= read -r -d '' provided; } <"$kept" 2>/dev/null || true
+fi
+if [ -z "$provided" ]; then # none kept (or none read): the harness always defines some
 	provided=$(symbols "$harness" | awk '$1 != "LOCAL" && $3 != "UND" { print $NF }')
-	{ printf '%s' "$provided" >"$tmp/globals" && touch -r "$tmp/read" "$tmp/globals" &&
-		mv -f "$tmp/globals" "$kept"; } 2>/dev/null || true # kept if the directory takes it
+	if [ -n "$identity" ] && [ -n "$provided" ]; then # kept if the directory takes it
+		{ new=$(mktemp "$kept.XXXXXX") && printf '%s\n%s' "$identity" "$provided" >"$new" &&
+			mv -f "$new" "$kept"; } 2>/dev/null || rm -f "${new:-}" 2>/dev/null || true
+	fi
 fi
 for d in ${defsyms[@]+"${defsyms[@]}"}; do
 	provided=$provided$'\n'${d%%=*}
