@@ -110,8 +110,8 @@ def _serve(listener: socket.socket) -> tuple[socket.socket, dict[str, Any], list
             pid = os.fork()
             if pid == 0:
                 signal.set_wakeup_fd(-1)
-                for sig in (signal.SIGCHLD, *_LEAVING):  # as a fresh Python has them
-                    signal.signal(sig, signal.SIG_DFL)
+                for sig, disposition in _INHERITED.items():  # as a fresh Python has them
+                    signal.signal(sig, disposition)
                 for fd in (woken_r, woken_w):
                     os.close(fd)
                 listener.close()
@@ -162,8 +162,10 @@ def _become(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> Non
 
 
 # Signals that end the zygote (a pytest worker stopped with its process group): it removes
-# its socket and directory, then dies of the signal as it would have.
+# its socket and directory, then dies of the signal as it would have. One its parent
+# ignores (nohup) it ignores too, as a fresh Python would.
 _LEAVING = (signal.SIGTERM, signal.SIGHUP)
+_INHERITED: dict[int, Any] = {}  # what the zygote started with, for its runs
 
 
 class _Signalled(BaseException):
@@ -178,13 +180,17 @@ def _leave(sig: int, _frame: object) -> None:
 def main() -> None:
     path = sys.argv[1]
     sys.path[0] = os.getcwd()  # as `python -m` has it, not this file's directory
+    _INHERITED.update((sig, signal.getsignal(sig)) for sig in (signal.SIGCHLD, *_LEAVING))
     for sig in _LEAVING:
-        signal.signal(sig, _leave)
+        if _INHERITED[sig] == signal.SIG_DFL:
+            signal.signal(sig, _leave)
     zygote = os.getpid()
     try:
         request = _start_and_serve(path)
     except _Signalled as e:
         if os.getpid() == zygote:  # a run's child leaves the zygote's files alone
+            for sig in _LEAVING:  # a second signal does not cut the removal short
+                signal.signal(sig, signal.SIG_IGN)
             _remove(path)
         signal.signal(e.sig, signal.SIG_DFL)
         os.kill(os.getpid(), e.sig)
