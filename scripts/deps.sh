@@ -60,7 +60,7 @@ fi
 
 # pip in the venv: its own if it has one; else pip run from the wheel Python keeps for
 # ensurepip, never installed (a venv's own pip is 7 s of a new venv's 11); else, where
-# that wheel cannot be found, the pip ensurepip installs.
+# that wheel cannot be found or does not do it, the pip ensurepip installs.
 BUNDLED_PIP='import ensurepip, os
 p = ensurepip._get_packages()["pip"]
 w = p.wheel_path or os.path.join(os.path.dirname(ensurepip.__file__), "_bundled", p.wheel_name)
@@ -68,8 +68,7 @@ print(w if os.path.isfile(w) else "")'
 venv_pip() {
 	if ! .venv/bin/python -c 'import pip' 2>/dev/null; then
 		wheel=$(.venv/bin/python -c "$BUNDLED_PIP" 2>/dev/null || true)
-		if [ -n "$wheel" ]; then
-			.venv/bin/python "$wheel/pip" "$@"
+		if [ -n "$wheel" ] && .venv/bin/python "$wheel/pip" "$@"; then
 			return
 		fi
 		.venv/bin/python -m ensurepip >&2 || return

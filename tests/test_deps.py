@@ -105,19 +105,21 @@ def test_a_user_who_cannot_write_the_stamp_still_runs(tmp_path: Path) -> None:
 def fake_python(log: Path, pip: str, uv_works: bool = True) -> str:
     """A venv's python that logs its calls; `-m pip` or pip run from a wheel installs a
     logging uv when asked for uv's pin. pip: "own" (the venv has pip), "wheel" (it has
-    not; the interpreter's ensurepip wheel is found) or "ensurepip" (neither)."""
+    not; the interpreter's ensurepip wheel is found), "broken" (found, but pip from it
+    fails) or "ensurepip" (no wheel found)."""
     uv = log.parent / "root" / ".venv" / "bin" / "uv"
-    wheel = "/bundled/pip-1-py3-none-any.whl" if pip == "wheel" else ""
+    wheel = "/bundled/pip-1-py3-none-any.whl" if pip in ("wheel", "broken") else ""
     return (f"#!/bin/sh\n"
             f"case \"$*\" in '-c import pip') exit {0 if pip == 'own' else 1};; '-c import ensurepip'*) "
             f"echo '{wheel}'; exit 0;; esac\n"
+            + (f"case \"$*\" in /bundled/*) echo \"python $*\" >>{log}; exit 1;; esac\n" if pip == "broken" else "") +
             f"echo \"python $*\" >>{log}\ncase \"$*\" in *uv==*) "
             f"printf '#!/bin/sh\\necho \"uv $*\" >>{log}\\nexit {0 if uv_works else 1}\\n' >{uv}; "
             f"chmod +x {uv};; esac\n")
 
 
 @pytest.mark.parametrize(("pip", "uv_works"), [("own", True), ("own", False), ("wheel", True),
-                                               ("wheel", False), ("ensurepip", True)])
+                                               ("wheel", False), ("ensurepip", True), ("broken", True)])
 def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, pip: str, uv_works: bool) -> None:
     """A venv whose stamp is not requirements.txt: pip installs only uv's pin, uv the
     pins; when uv fails, pip installs the pins and says why it does. pip is the venv's
@@ -130,7 +132,10 @@ def test_the_venv_is_installed_by_uv_or_else_by_pip(tmp_path: Path, pip: str, uv
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     calls = [c for c in log.read_text().splitlines() if not c.startswith("dpkg-query")]
-    if pip == "ensurepip":
+    if pip == "broken":  # tried, then ensurepip's pip
+        assert calls[0].startswith("python /bundled/pip-1-py3-none-any.whl/pip install"), calls
+        calls = calls[1:]
+    if pip in ("ensurepip", "broken"):
         assert calls[0] == "python -m ensurepip", calls
         calls = calls[1:]
     pip_run = "python /bundled/pip-1-py3-none-any.whl/pip" if pip == "wheel" else "python -m pip"
