@@ -12,11 +12,15 @@ from pathlib import Path
 from conftest import ROOT
 
 
+def new_session_env() -> dict[str, str]:
+    """This environment, but for what makes a session an xdist worker or gives it limits."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "COPYFUZZ_TEST_"))}
+
+
 def session(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "COPYFUZZ_TEST_"))}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", *args],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**env, "PYTHONPATH": str(Path(__file__).parent)})
+                          env={**new_session_env(), "PYTHONPATH": str(Path(__file__).parent)})
 
 
 def test_the_first_run_lists_the_alone_files_and_the_second_collects_only_those(tmp_path: Path) -> None:
@@ -60,10 +64,9 @@ def test_in_this_suite_a_file_not_listed_is_not_collected_in_either_directory(tm
     """The filter is a plugin: a hook of tests/conftest.py would see tests/ only, not fuzz/."""
     listed = tmp_path / "alone-files"
     listed.write_text("tests/test_alone_files.py\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST_", "COPYFUZZ_TEST_"))}
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only",
-                          f"--alone-files-in={listed}"], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)
+                          f"--alone-files-in={listed}"], cwd=ROOT, env=new_session_env(), capture_output=True,
+                         text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     collected = {line.split("::")[0] for line in run.stdout.splitlines() if "::" in line}
     assert collected == {"tests/test_alone_files.py"}, collected

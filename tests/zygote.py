@@ -322,9 +322,7 @@ class Zygote:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-            os.rmdir(self._dir)
+        _remove(self.path)
 
 
 def _kill(pid: int) -> None:
