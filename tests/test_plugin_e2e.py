@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, run_cli
-from copyfuzz import fuzzinput, paths, plugin, records
+from copyfuzz import build, fuzzinput, paths, plugin, records, routines
+from copyfuzz.session import Need, Session
 from copyfuzz.spec import format_spec, parse_fields
 
 pytestmark = pytest.mark.e2e
@@ -38,6 +39,30 @@ def test_plugin_abi_mirror_matches_the_header(tmp_path: Path) -> None:
     py["version"] = plugin.VERSION
     py["snapshot.magic"] = plugin.SNAPSHOT_MAGIC
     assert {k: int(v) for k, v in c.items()} == py
+
+
+def test_the_edge_map_holds_the_last_case_only() -> None:
+    """The plugin clears the edges of a case when the next one starts (the executor no
+    longer zeroes the map under QEMU): after a long faulting copy then an empty one, the
+    map is the empty one's, as in an executor that ran nothing before it."""
+    r = routines.find(routines.discover(ROOT), "riscv/copy_user")
+    build.build_routines(ROOT, [r])
+    long = records.Case(kind=0, profile=0, id=1, n=3000, src_off=3, dst_off=5, src_fault=4093)
+    empty = records.Case(kind=0, profile=0, id=2, n=0, src_off=0, dst_off=0)
+
+    def edges(cases: list[records.Case]) -> list[bytes]:
+        seen = []
+        with Session(ROOT, r, Need.COVERAGE) as s:
+            assert s.plugin is not None
+            for case in cases:
+                s.accepted(s.run(case))
+                seen.append(bytes(s.plugin.shm.edges))
+        return seen
+
+    after_long, after_both = edges([long, empty])
+    (alone,) = edges([empty])
+    assert after_both == alone and any(alone)
+    assert sum(map(bool, after_long)) > sum(map(bool, alone))
 
 
 def test_memcheck_catches_the_in_page_overread_guard_pages_miss(tmp_path: Path) -> None:
