@@ -16,28 +16,52 @@ void *memset(void *d, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 
 /*
- * A word at a time where both sides share their alignment: the executor copies and
- * compares the case's windows (kilobytes) for every fuzz input, in guest code under
- * QEMU, where every instruction costs (docs/perf.md). Bytes before and after; no access
- * outside [p, p + n), so a window that ends at a guard page stays inside it.
+ * A word at a time: the executor copies and compares the case's windows (kilobytes) for
+ * every fuzz input, in guest code under QEMU, where every instruction costs
+ * (docs/perf.md). Where both sides share their alignment, aligned words, bytes before and
+ * after. Where they do not (seven cases in eight: the windows' offsets are the case's),
+ * the first side is aligned and the other side's bytes come from the aligned words that
+ * hold them, shifted together. Every access is a byte of the range or an aligned word
+ * holding one: a page never splits an aligned word, so a window that ends at a guard
+ * page (or an MTE tag granule) stays inside it.
  */
 typedef uintptr_t __attribute__((may_alias)) cf_word;
 #define CF_WORD sizeof(cf_word)
 
-static int co_aligned(const void *a, const void *b)
+/* The word at p, from the aligned words lo (holding p, k bytes into it, 0 < k < W) and
+ * hi (the next one): its bytes in memory order, whatever the byte order. */
+static cf_word joined(cf_word lo, cf_word hi, unsigned k)
 {
-	return (((uintptr_t)a ^ (uintptr_t)b) & (CF_WORD - 1)) == 0;
+	unsigned lo_bits = 8 * k, hi_bits = 8 * (unsigned)CF_WORD - lo_bits;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (lo >> lo_bits) | (hi << hi_bits);
+#else
+	return (lo << lo_bits) | (hi >> hi_bits);
+#endif
 }
 
 void *memcpy(void *restrict d, const void *restrict s, size_t n)
 {
 	uint8_t *dp = d;
 	const uint8_t *sp = s;
-	if (n >= 2 * CF_WORD && co_aligned(dp, sp)) {
+	if (n >= 3 * CF_WORD) {
 		for (; (uintptr_t)dp & (CF_WORD - 1); n--)
 			*dp++ = *sp++;
-		for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD, sp += CF_WORD)
-			*(cf_word *)dp = *(const cf_word *)sp;
+		unsigned k = (uintptr_t)sp & (CF_WORD - 1);
+		if (k == 0) {
+			for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD, sp += CF_WORD)
+				*(cf_word *)dp = *(const cf_word *)sp;
+		} else {
+			/* Each hi holds the last byte of the word stored next (n >= W): every
+			 * word loaded holds a byte copied. */
+			const cf_word *sw = (const cf_word *)(sp - k);
+			cf_word lo = *sw++;
+			for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD, sp += CF_WORD) {
+				cf_word hi = *sw++;
+				*(cf_word *)dp = joined(lo, hi, k);
+				lo = hi;
+			}
+		}
 	}
 	while (n--)
 		*dp++ = *sp++;
@@ -76,14 +100,26 @@ void *memset(void *d, int c, size_t n)
 int memcmp(const void *a, const void *b, size_t n)
 {
 	const uint8_t *x = a, *y = b;
-	if (n >= 2 * CF_WORD && co_aligned(x, y)) {
+	if (n >= 3 * CF_WORD) {
 		for (; (uintptr_t)x & (CF_WORD - 1); n--, x++, y++)
 			if (*x != *y)
 				return *x - *y;
 		/* equal words skipped; the first unequal one is compared bytewise below */
-		for (; n >= CF_WORD && *(const cf_word *)x == *(const cf_word *)y;
-		     n -= CF_WORD, x += CF_WORD, y += CF_WORD)
-			;
+		unsigned k = (uintptr_t)y & (CF_WORD - 1);
+		if (k == 0) {
+			for (; n >= CF_WORD && *(const cf_word *)x == *(const cf_word *)y;
+			     n -= CF_WORD, x += CF_WORD, y += CF_WORD)
+				;
+		} else { /* as memcpy: every word loaded holds a byte compared */
+			const cf_word *yw = (const cf_word *)(y - k);
+			cf_word lo = *yw++;
+			for (; n >= CF_WORD; n -= CF_WORD, x += CF_WORD, y += CF_WORD) {
+				cf_word hi = *yw++;
+				if (*(const cf_word *)x != joined(lo, hi, k))
+					break;
+				lo = hi;
+			}
+		}
 	}
 	for (; n; n--, x++, y++)
 		if (*x != *y)
