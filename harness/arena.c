@@ -66,7 +66,16 @@ static uint64_t pattern_word(uint64_t seed, uint64_t k)
 
 void cf_fill_pattern(uint8_t *p, size_t len, uint64_t seed)
 {
-	for (size_t i = 0; i < len; i += 8) {
+	size_t i = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* A word's bytes are the stream's in order: a store per word, not eight. Every
+	 * executor start fills its arenas (2 MiB) under QEMU: 23 ms of it byte by byte. */
+	typedef uint64_t __attribute__((may_alias, aligned(8))) word;
+	if (((uintptr_t)p & 7) == 0)
+		for (; i + 8 <= len; i += 8)
+			*(word *)(p + i) = pattern_word(seed, i / 8);
+#endif
+	for (; i < len; i += 8) {
 		uint64_t w = pattern_word(seed, i / 8);
 		for (size_t k = 0; k < 8 && i + k < len; k++)
 			p[i + k] = (uint8_t)(w >> (8 * k));
