@@ -3,18 +3,57 @@
 
 #include "sys.h"
 
-int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot)
+int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot, uint8_t *image)
 {
 	a->extra_prot = extra_prot;
+	a->sealed = 0;
+	a->seed = seed;
+	a->image = image;
+	a->filled_lo = 0;
+	a->filled_hi = CF_ARENA_WINDOW;
 	a->size = CF_PAGE_SIZE + CF_ARENA_WINDOW + CF_ARENA_GUARD;
 	a->base = cf_mmap_anon(a->size, CF_PROT_NONE);
 	if (!a->base)
 		return -1;
 	a->acc = a->base + CF_PAGE_SIZE;
 	a->acc_end = a->acc + CF_ARENA_WINDOW;
-	if (cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_RW | extra_prot) != 0)
+	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_RW | extra_prot);
+}
+
+/* Window bytes [lo, hi), page aligned, filled (and their image). */
+static int fill_range(struct cf_arena *a, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	if (a->sealed &&
+	    cf_arena_seal_range(a, (uintptr_t)(a->acc + lo), (uintptr_t)(a->acc + hi), 0))
 		return -1;
-	cf_fill_pattern(a->acc, CF_ARENA_WINDOW, seed);
+	cf_fill_pattern(a->acc + lo, lo, hi - lo, a->seed);
+	if (a->sealed &&
+	    cf_arena_seal_range(a, (uintptr_t)(a->acc + lo), (uintptr_t)(a->acc + hi), 1))
+		return -1;
+	if (a->image)
+		__builtin_memcpy(a->image + lo, a->acc + lo, hi - lo);
+	return 0;
+}
+
+int cf_arena_fill(struct cf_arena *a, int64_t lo, int64_t hi)
+{
+	const int64_t page = CF_PAGE_SIZE, window = CF_ARENA_WINDOW;
+	lo = (lo < page ? 0 : lo - page) & ~(page - 1);
+	hi = hi > window - page ? window : (hi + 2 * page - 1) & ~(page - 1);
+	uint64_t l = (uint64_t)lo, h = (uint64_t)hi;
+	if (lo >= hi || h <= a->filled_lo || l >= a->filled_hi)
+		return 0;
+	if (l < CF_ARENA_WINDOW / 2) { /* grow the low part up to h */
+		if (fill_range(a, a->filled_lo, h < a->filled_hi ? h : a->filled_hi))
+			return -1;
+		a->filled_lo = h;
+	} else { /* grow the high part down to l */
+		if (fill_range(a, l > a->filled_lo ? l : a->filled_lo, a->filled_hi))
+			return -1;
+		a->filled_hi = l;
+	}
 	return 0;
 }
 
@@ -27,6 +66,7 @@ void cf_arena_fini(struct cf_arena *a)
 
 int cf_arena_seal(struct cf_arena *a)
 {
+	a->sealed = 1;
 	return cf_mprotect(a->acc, CF_ARENA_WINDOW, CF_PROT_READ | a->extra_prot);
 }
 
@@ -64,19 +104,19 @@ static uint64_t pattern_word(uint64_t seed, uint64_t k)
 	return mix64(seed * 0x9e3779b97f4a7c15ull + 1 + (k + 1) * 0x9e3779b97f4a7c15ull);
 }
 
-void cf_fill_pattern(uint8_t *p, size_t len, uint64_t seed)
+void cf_fill_pattern(uint8_t *p, uint64_t from, size_t len, uint64_t seed)
 {
 	size_t i = 0;
+	uint64_t k0 = from / 8;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* A word's bytes are the stream's in order: a store per word, not eight. Every
-	 * executor start fills its arenas (2 MiB) under QEMU: 23 ms of it byte by byte. */
+	/* A word's bytes are the stream's in order: a store per word, not eight. */
 	typedef uint64_t __attribute__((may_alias, aligned(8))) word;
 	if (((uintptr_t)p & 7) == 0)
 		for (; i + 8 <= len; i += 8)
-			*(word *)(p + i) = pattern_word(seed, i / 8);
+			*(word *)(p + i) = pattern_word(seed, k0 + i / 8);
 #endif
 	for (; i < len; i += 8) {
-		uint64_t w = pattern_word(seed, i / 8);
+		uint64_t w = pattern_word(seed, k0 + i / 8);
 		for (size_t k = 0; k < 8 && i + k < len; k++)
 			p[i + k] = (uint8_t)(w >> (8 * k));
 	}

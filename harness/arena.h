@@ -32,12 +32,27 @@ struct cf_arena {
 	uint8_t *acc; /* first accessible byte (page aligned) */
 	uint8_t *acc_end; /* first byte of the high guard (page aligned) */
 	int extra_prot; /* added to every protection of the window (PROT_MTE: tagged memory) */
+	int sealed; /* the window is read-only (cf_arena_seal) */
+	uint64_t seed; /* the window's fill */
+	uint8_t *image; /* NULL, or a copy of the window kept elsewhere, filled alike */
+	/* Filled so far: window bytes [0, filled_lo) and [filled_hi, CF_ARENA_WINDOW). */
+	uint64_t filled_lo, filled_hi;
 };
 
-/* Reserve an arena (its window mapped with extra_prot too); fill its window with
- * fill(seed). Returns 0 or -1. */
-int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot);
+/* Reserve an arena (its window mapped with extra_prot too), to hold fill(seed) and, if
+ * image is not NULL, its copy there (CF_ARENA_WINDOW bytes). Returns 0 or -1. */
+int cf_arena_init(struct cf_arena *a, uint64_t seed, int extra_prot, uint8_t *image);
 void cf_arena_fini(struct cf_arena *a);
+
+/*
+ * Fill window bytes [lo, hi) (offsets from acc, clipped to the window) and their image,
+ * if not filled yet: whole pages, with a page more on either side. Filling 2 MiB at an
+ * executor's start cost it 15 ms under QEMU, where a sweep touches a few pages; a case
+ * asks for the bytes it may see before it runs. Every case is placed near one end of
+ * the window (arena.h's picture), so what is filled is a part from each end, each grown
+ * as needed. Returns 0 or -1 (a sealed window made writable for the moment, mprotect).
+ */
+int cf_arena_fill(struct cf_arena *a, int64_t lo, int64_t hi);
 
 /* Make the window read-only (the source: a stray store then faults). */
 int cf_arena_seal(struct cf_arena *a);
@@ -65,8 +80,9 @@ static inline uint64_t cf_arena_readable(const struct cf_arena *a, const uint8_t
 	return p < a->acc_end ? (uint64_t)(a->acc_end - p) : 0;
 }
 
-/* The deterministic pseudo-random fill: byte i of a stream seeded by seed. */
-void cf_fill_pattern(uint8_t *p, size_t len, uint64_t seed);
+/* The deterministic pseudo-random fill: p[i] = byte from + i of a stream seeded by seed
+ * (from: a multiple of 8). */
+void cf_fill_pattern(uint8_t *p, uint64_t from, size_t len, uint64_t seed);
 /* Byte i of that stream, alone (what cf_fill_pattern stores at p[i]). */
 uint8_t cf_pattern_byte(uint64_t seed, uint64_t i);
 

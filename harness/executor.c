@@ -178,13 +178,17 @@ static void setup(uint32_t timeout_ms)
 			     "with it)");
 		extra = CF_PROT_MTE;
 	}
-	if (cf_arena_init(&src_arena, CF_SRC_SEED, extra) ||
-	    cf_arena_init(&dst_arena, CF_CANARY_SEED, extra))
-		fail("cannot map the guard-page arenas");
 	dst_before = cf_mmap_anon(CF_ARENA_WINDOW, CF_PROT_RW);
 	if (!dst_before)
 		fail("cannot map the canary image");
-	__builtin_memcpy(dst_before, dst_arena.acc, CF_ARENA_WINDOW); /* libc.c's: by words */
+	if (cf_arena_init(&src_arena, CF_SRC_SEED, extra, 0) ||
+	    cf_arena_init(&dst_arena, CF_CANARY_SEED, extra, dst_before))
+		fail("cannot map the guard-page arenas");
+	/* Tagged windows are filled whole now: a fill later could meet a granule a case
+	 * tagged (tag_side), and a store through an untagged pointer would fault there. */
+	if (cf_mte_on && (cf_arena_fill(&src_arena, 0, CF_ARENA_WINDOW) ||
+			  cf_arena_fill(&dst_arena, 0, CF_ARENA_WINDOW)))
+		fail("cannot fill the arenas");
 	if (cf_arena_seal(&src_arena))
 		fail("cannot make the source read-only");
 	for (int i = 0; i < 12; i++)
@@ -339,6 +343,14 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 			src = cf_place(&src_arena, c->src_off, c->src_fault, c->granule);
 	}
 	const uint8_t *before = dst_before + (dst - dst_arena.acc);
+	/* The bytes this case may see: its buffers, the canaries around them (o.lo, o.hi). */
+	int64_t at = dst - dst_arena.acc;
+	int64_t under = c->kind == CF_KIND_MEMMOVE && c->disp > 0 ? c->disp : 0;
+	if (cf_arena_fill(&dst_arena, at - under - CF_CANARY_LEN,
+			  at + (int64_t)cf_memmove_top(c->n, c->disp) + CF_CANARY_LEN) ||
+	    (src && c->kind != CF_KIND_MEMMOVE &&
+	     cf_arena_fill(&src_arena, src - src_arena.acc, src - src_arena.acc + (int64_t)c->n)))
+		fail("cannot fill the arenas");
 
 	call.fn = (uintptr_t)cf_target.entry;
 	call.args[0] = (uintptr_t)dst;

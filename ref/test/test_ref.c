@@ -510,7 +510,7 @@ static void test_case_check(void)
 static void test_arena(void)
 {
 	struct cf_arena a;
-	CHECK(cf_arena_init(&a, 1, 0) == 0, "arena maps");
+	CHECK(cf_arena_init(&a, 1, 0, NULL) == 0, "arena maps");
 	uint8_t *p = cf_place(&a, 0, 4000, 0);
 	CHECK(cf_arena_readable(&a, p) == 4000 && ((uintptr_t)p % CF_PAGE_SIZE) == 96,
 	      "fault after 4000");
@@ -527,16 +527,18 @@ static void test_arena(void)
 	cf_arena_fini(&a);
 
 	/* The source byte a case sees, computed from the case alone, is what the arena holds. */
-	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0) == 0, "source arena maps");
+	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0, NULL) == 0, "source arena maps");
 	struct cf_case c = {.magic = CF_CASE_MAGIC, .kind = CF_KIND_COPY, .n = 64, .src_off = 13};
 	c.src_fault = CF_NO_FAULT;
 	p = cf_place(&a, c.src_off, c.src_fault, 0);
+	CHECK(cf_arena_fill(&a, p - a.acc, p - a.acc + 64) == 0, "filled as the executor fills");
 	int same = 1;
 	for (int64_t i = 0; i < 64; i++)
 		same &= cf_case_src_byte(&c, i) == p[i];
 	CHECK(same && cf_case_src_byte(&c, -1) == -1, "source bytes clear of the guards");
 	c.src_off = 4000, c.src_fault = 96;
 	p = cf_place(&a, c.src_off, c.src_fault, 0);
+	CHECK(cf_arena_fill(&a, p - a.acc, p - a.acc + 96) == 0, "the high part filled");
 	same = 1;
 	for (int64_t i = 0; i < 96; i++)
 		same &= cf_case_src_byte(&c, i) == p[i];
@@ -545,6 +547,46 @@ static void test_arena(void)
 	CHECK(cf_case_src_byte(&c, 0) == -1, "no source byte in the guard");
 	c.kind = CF_KIND_CLEAR, c.src_fault = CF_NO_FAULT;
 	CHECK(cf_case_src_byte(&c, 0) == -1, "clear has no source");
+	cf_arena_fini(&a);
+}
+
+/* The executor fills its windows as cases need them: what a case asks for holds the
+ * pattern (and its image too), what was filled before stays as it is, and the rest of
+ * the window is not touched. */
+static void test_arena_fill(void)
+{
+	static uint8_t image[CF_ARENA_WINDOW];
+	struct cf_arena a;
+	CHECK(cf_arena_init(&a, 7, 0, image) == 0, "arena maps");
+	const uint64_t w = CF_ARENA_WINDOW, page = CF_PAGE_SIZE;
+	CHECK(cf_arena_fill(&a, 5000, 5100) == 0 && a.filled_lo == 3 * page && a.filled_hi == w,
+	      "the low part: the pages of [5000, 5100) and one more each side");
+	int same = 1;
+	for (uint64_t i = 0; i < a.filled_lo; i++)
+		same &= a.acc[i] == cf_pattern_byte(7, i) && image[i] == a.acc[i];
+	CHECK(same && a.acc[a.filled_lo] == 0 && a.acc[w / 2] == 0 && a.acc[w - 1] == 0,
+	      "filled: the pattern and its image; the rest untouched");
+	a.acc[100] ^= 0xff; /* as a routine's store the executor has not put back */
+	CHECK(cf_arena_fill(&a, 9 * page + 1, 9 * page + 2) == 0 && a.filled_lo == 11 * page,
+	      "the low part grows");
+	CHECK(a.acc[100] == (uint8_t)(cf_pattern_byte(7, 100) ^ 0xff) &&
+		      a.acc[10 * page] == cf_pattern_byte(7, 10 * page),
+	      "only what was not filled is filled");
+	CHECK(cf_arena_fill(&a, w - 96, w) == 0 && a.filled_hi == w - 2 * page,
+	      "the high part: from a page under the buffer's to the window's end");
+	same = 1;
+	for (uint64_t i = a.filled_hi; i < w; i++)
+		same &= a.acc[i] == cf_pattern_byte(7, i) && image[i] == a.acc[i];
+	CHECK(same && a.acc[a.filled_hi - 1] == 0, "the high part holds the pattern");
+	CHECK(cf_arena_fill(&a, w + 10, w + 20) == 0 && cf_arena_fill(&a, 0, 0) == 0 &&
+		      a.filled_lo == 11 * page && a.filled_hi == w - 2 * page,
+	      "a range in the guard, or empty, fills nothing");
+	CHECK(cf_arena_seal(&a) == 0 && cf_arena_fill(&a, 0, (int64_t)w) == 0,
+	      "sealed, filled whole");
+	same = 1;
+	for (uint64_t i = 11 * page; i < w - 2 * page; i += 509)
+		same &= a.acc[i] == cf_pattern_byte(7, i) && image[i] == a.acc[i];
+	CHECK(same, "between the parts too, the source made writable for the moment");
 	cf_arena_fini(&a);
 }
 
@@ -610,8 +652,9 @@ static void test_granules(void)
 	/* Placement: a page clear of the low guard at the page offset; the source bytes past the
 	 * boundary are the routine's to miss (tagged), not to read. */
 	struct cf_arena a;
-	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0) == 0, "arena maps");
+	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0, NULL) == 0, "arena maps");
 	uint8_t *p = cf_place(&a, 9, 7, CF_GRANULE_MTE);
+	CHECK(cf_arena_fill(&a, p - a.acc, p - a.acc + 16) == 0, "granule case filled");
 	CHECK(p == a.acc + CF_PAGE_SIZE + 9, "granule placement");
 	c.kind = CF_KIND_COPY, c.src_off = 9, c.src_fault = 7;
 	CHECK(cf_case_src_byte(&c, 6) == p[6] && cf_case_src_byte(&c, 7) == -1,
@@ -630,6 +673,7 @@ int main(void)
 	test_sweep_enumeration();
 	test_case_check();
 	test_arena();
+	test_arena_fill();
 	test_granules();
 	test_extable();
 	printf("test_ref: %d passed, %d failed\n", checks - failures, failures);
