@@ -14,9 +14,8 @@
  *      and [fixup_lo, fixup_hi), counts into the per-case block and records
  *      the first access outside the windows (faulting accesses produce no
  *      callback: the executor's fault log stays the truth for faults); at
- *      the first instruction it sees under a new seq it clears the edge
- *      bytes it set under the last one (natively: a loop over the 4 KiB map
- *      under QEMU cost every fuzz execution about a tenth of its time);
+ *      the first instruction it sees under a new seq it clears the edge map
+ *      (natively, where the executor's loop over it ran under QEMU);
  *   3. executor: reads the per-case block into the result.
  * Cumulative counters (per-instruction counts, extable hits) are only ever
  * added to; the tool reads them after a run (copyfuzz cov).

@@ -112,11 +112,7 @@ static uint64_t sink; /* counts of instructions past the slots */
 static uint8_t flow_sink;
 static uint8_t *last_flow = &flow_sink; /* the previous instruction's insn_flow */
 static struct cf_insn slot_insn[CF_INSN_SLOTS]; /* udata of slotted instructions, reused */
-/* The edge bytes set under seq edges_seq, to be cleared when the executor bumps it:
- * a byte goes from 0 to nonzero only in insn_exec, which lists it, so the list is
- * whole and never longer than the map. */
-static uint16_t edges_set[CF_COV_MAP_SIZE];
-static unsigned edges_set_n;
+/* The seq whose edges the map holds: the map is cleared when the executor bumps it. */
 static uint64_t edges_seq;
 static int warned_abi;
 
@@ -137,12 +133,12 @@ static const struct cf_target *target;
 
 /* ---- run time: keep these short, they run on every routine instruction ---- */
 
-/* A new case (seq moved): its edge map starts empty. */
+/* A new case (seq moved): its edge map starts empty. The whole map, natively (a few
+ * dozen ns): the guest can write to it too, so a list of the bytes set here would
+ * miss some. */
 static void clear_edges(struct cf_plugin_shm *s)
 {
-	for (unsigned i = 0; i < edges_set_n; i++)
-		s->edges[edges_set[i]] = 0;
-	edges_set_n = 0;
+	memset(s->edges, 0, sizeof(s->edges));
 	edges_seq = s->seq;
 }
 
@@ -168,14 +164,11 @@ static void insn_exec(unsigned int vcpu_index, void *udata)
 	/* An edge on a control transfer, or into the routine's first instruction. */
 	if (last_pc + last_size != pc || last_size == 0) {
 		uint64_t h = (last_pc * 0x9e3779b97f4a7c15ull ^ pc) * 0xbf58476d1ce4e5b9ull;
-		uint32_t k = (uint32_t)((h >> 32) % CF_COV_MAP_SIZE);
-		uint8_t *e = &shm->edges[k];
+		uint8_t *e = &shm->edges[(h >> 32) % CF_COV_MAP_SIZE];
 		uint8_t v = *e;
 
 		c->taken += last_size != 0;
 		c->edges_hit += v == 0;
-		if (v == 0)
-			edges_set[edges_set_n++] = (uint16_t)k;
 		*e = (uint8_t)(v + (v != UINT8_MAX));
 	}
 	c->last_pc = pc;
@@ -593,8 +586,7 @@ CF_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	/* Disarm: ranges left by an earlier run on a reused memfd must not get
 	 * harness code instrumented before this executor publishes its own. */
 	shm->code_lo = shm->code_hi = shm->fixup_lo = shm->fixup_hi = 0;
-	memset(shm->edges, 0, sizeof(shm->edges)); /* what edges_set would not know of */
-	edges_seq = shm->seq;
+	clear_edges(shm); /* a reused memfd: the last run's edges */
 	/* The fd stays open: the guest maps it too (--plugin-fd N). */
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	shm->plugin_ready = CF_PLUGIN_MAGIC;

@@ -580,7 +580,7 @@ static void test_arena_fill(void)
 	CHECK(same && a.acc[a.filled_hi - 1] == 0, "the high part holds the pattern");
 	CHECK(cf_arena_fill(&a, w + 10, w + 20) == 0 && cf_arena_fill(&a, 0, 0) == 0 &&
 		      a.filled_lo == 11 * page && a.filled_hi == w - 2 * page,
-	      "a range in the guard, or empty, fills nothing");
+	      "a range in the guard (its page below already filled), or empty: nothing more");
 	CHECK(cf_arena_seal(&a) == 0 && cf_arena_fill(&a, 0, (int64_t)w) == 0,
 	      "sealed, filled whole");
 	same = 1;
