@@ -66,7 +66,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tool"))
-from copyfuzz import envs, fuzzinput, paths  # noqa: E402  (fuzz/envs.def; the input layout; build paths, O=)
+from copyfuzz import (  # noqa: E402  (fuzz/envs.def; the input layout; build paths, O=)
+    build,
+    envs,
+    fuzzinput,
+    paths,
+    routines,
+)
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -123,11 +129,12 @@ def machine_reference_ms() -> float:
     return 1000 * best
 
 
-def fixed_corpus(directory: Path) -> list[int]:
-    """Writes the fixed workload's seed inputs; their n, in order."""
+def fixed_corpus(directory: Path, count: int = WORKLOAD_INPUTS) -> list[int]:
+    """Writes the fixed workload's seed inputs (count of them: a larger count, the same first
+    ones and more of their kind); their n, in order."""
     rng = random.Random(WORKLOAD_SEED)
     lengths = []
-    for i in range(WORKLOAD_INPUTS):
+    for i in range(count):
         data = bytearray(rng.randbytes(14))
         data[1] = rng.randrange(WORKLOAD_WIDTH + 1)
         (directory / f"input-{i:03d}").write_bytes(bytes(data))
@@ -153,10 +160,13 @@ class Budget:
 
 def driver_env(root: Path, routine: str, coverage: bool, findings: Path, channel: str = "shm",
                max_len: int | None = None) -> dict[str, str]:
-    kind = "clear" if "clear" in routine else "memcpy" if "memcpy" in routine else "copy"
-    return envs.driver_env(executor=paths.executor(root, routine, 64),
-                           plugin=paths.plugin(root) if coverage else "", kind=kind, profile="exact",
-                           findings=findings, channel=channel, max_len=max_len)
+    """The driver's environment for a bundled routine of root's (its kind, profile and
+    executor as the tool has them)."""
+    r = routines.find(routines.discover(root), routine)
+    return envs.driver_env(executor=paths.executor(root, r.name, r.xlen),
+                           plugin=paths.plugin(root) if coverage else "", kind=r.kind, profile=r.profile,
+                           findings=findings, channel=channel, max_len=max_len,
+                           qemu=build.qemu_command(r.xlen, r.arch)[0])
 
 
 def libfuzzer_stats(logs: list[str], jobs: int, stderr: str) -> tuple[float, int]:
