@@ -72,23 +72,24 @@ class Tally:
                     self.start[line] += 1
                 self.cases.update(f)  # the rest, at C speed
 
-    def by_function(self, lines: collections.Counter[bytes]) -> tuple[dict[str, int], dict[str, int]]:
-        """(blocks by function, entries by function: blocks at its lowest address)"""
-        blocks: collections.Counter[str] = collections.Counter()
-        at: dict[tuple[str, int], int] = collections.defaultdict(int)
-        for line, k in lines.items():
-            parts = line.split()  # Trace 0: <host code> [<flags>/<pc>/<flags>/<cflags>] <function>
-            if len(parts) < 4 or parts[0] != b"Trace":
-                continue
-            name = parts[4].decode(errors="replace") if len(parts) > 4 else "(no symbol)"
-            fields = parts[3].strip(b"[]").split(b"/")
-            pc = int(fields[1], 16) if len(fields) > 1 else 0
-            blocks[name] += k
-            at[name, pc] += k
-        lowest: dict[str, int] = {}
-        for (name, pc) in at:
-            lowest[name] = min(pc, lowest.get(name, pc))
-        return dict(blocks), {name: at[name, pc] for name, pc in lowest.items()}
+
+def by_function(lines: collections.Counter[bytes]) -> tuple[dict[str, int], dict[str, int]]:
+    """(blocks by function, entries by function: blocks at its lowest address)"""
+    blocks: collections.Counter[str] = collections.Counter()
+    at: dict[tuple[str, int], int] = collections.defaultdict(int)
+    for line, k in lines.items():
+        parts = line.split()  # Trace 0: <host code> [<flags>/<pc>/<flags>/<cflags>] <function>
+        if len(parts) < 4 or parts[0] != b"Trace":
+            continue
+        name = parts[4].decode(errors="replace") if len(parts) > 4 else "(no symbol)"
+        fields = parts[3].strip(b"[]").split(b"/")
+        pc = int(fields[1], 16) if len(fields) > 1 else 0
+        blocks[name] += k
+        at[name, pc] += k
+    lowest: dict[str, int] = {}
+    for (name, pc) in at:
+        lowest[name] = min(pc, lowest.get(name, pc))
+    return dict(blocks), {name: at[name, pc] for name, pc in lowest.items()}
 
 
 def count(tree: Path, routine: str, inputs: int, work: Path) -> dict[str, Any]:
@@ -115,8 +116,8 @@ def count(tree: Path, routine: str, inputs: int, work: Path) -> dict[str, Any]:
     reader.join()
     if proc.returncode != 0:
         raise SystemExit(f"libFuzzer exited {proc.returncode} on {tree}:\n{proc.stderr[-2000:]}")
-    start, _ = tally.by_function(tally.start)
-    blocks, entries = tally.by_function(tally.cases)
+    start, _ = by_function(tally.start)
+    blocks, entries = by_function(tally.cases)
     cases = entries.get(CASE_FUNCTION.decode(), 0)
     if cases == 0 or tally.starts == 0:
         raise SystemExit(f"no case was logged on {tree}: is {paths.libfuzzer_target(tree)} built with the plugin?")
