@@ -42,7 +42,7 @@ TFLAGS  := $(ARCH_FLAGS) -std=c11 -O2 -g $(WARN) -ffreestanding -fno-pic -fno-pi
            -fno-stack-protector -fno-tree-loop-distribute-patterns $(ARCH_CFLAGS) \
            -Iharness -Iharness/arch/$(ARCH) -Iref
 ASFLAGS_ROUTINE := -Iarch/$(ARCH)/include
-HARNESS_C := harness/executor.c harness/arena.c harness/cases.c harness/extable.c \
+HARNESS_C := harness/executor.c harness/arena.c harness/place.c harness/cases.c harness/extable.c \
              harness/trap.c harness/util.c harness/libc.c ref/ref.c
 HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(HARNESS_C)) $(BUILD)/obj/harness/call.o
 HEADERS := $(wildcard harness/*.h harness/arch/*.h harness/arch/$(ARCH)/*.h ref/*.h)
@@ -149,7 +149,7 @@ link-env: $(LINK_DEPS)
 # ---- native side: unit tests under ASan+UBSan, and the reference for Python ----
 HOST_FLAGS := -std=c11 -g -O1 $(WARN) -D_DEFAULT_SOURCE -DCF_HOSTED -Iharness -Iref
 SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-HOST_SRCS  := ref/ref.c harness/cases.c harness/arena.c harness/extable.c
+HOST_SRCS  := ref/ref.c harness/cases.c harness/arena.c harness/place.c harness/extable.c
 
 $(O)/host/test_ref: ref/test/test_ref.c $(HOST_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
@@ -191,33 +191,40 @@ $(FUZZ_OBJ)/%-asan.o: fuzz/%.c fuzz/driver.h fuzz/envs.def $(HEADERS) Makefile
 $(FUZZ_OBJ)/%-plain.o: fuzz/%.c fuzz/driver.h fuzz/envs.def $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c $< -o $(TMP) && mv -f $(TMP) $@
-$(FUZZ_OBJ)/ref-asan.o: ref/ref.c $(HEADERS) Makefile
-	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=address,undefined -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
-$(FUZZ_OBJ)/ref-plain.o: ref/ref.c $(HEADERS) Makefile
-	@mkdir -p $(dir $@)
-	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -O2 -c ref/ref.c -o $(TMP) && mv -f $(TMP) $@
-$(LIBFUZZER_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/ref-asan.o $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-asan.o) $(HEADERS) Makefile
+# The oracle's side (the reference, and the arenas' placement and fill it computes what
+# the buffers held from) likewise: $(call fuzz_uncovered,NAME,SOURCE) makes NAME-asan.o
+# and NAME-plain.o.
+define fuzz_uncovered
+$$(FUZZ_OBJ)/$(1)-asan.o: $(2) $$(HEADERS) Makefile
+	@mkdir -p $$(dir $$@)
+	$$(Q)$$(HOSTCC) $$(FUZZ_FLAGS) -fsanitize=address,undefined -c $(2) -o $$(TMP) && mv -f $$(TMP) $$@
+$$(FUZZ_OBJ)/$(1)-plain.o: $(2) $$(HEADERS) Makefile
+	@mkdir -p $$(dir $$@)
+	$$(Q)$$(HOSTCC) $$(FUZZ_FLAGS) -O2 -c $(2) -o $$(TMP) && mv -f $$(TMP) $$@
+endef
+$(eval $(call fuzz_uncovered,ref,ref/ref.c))
+$(eval $(call fuzz_uncovered,place,harness/place.c))
+FUZZ_UNCOVERED := $(FUZZ_PLUMBING) ref place
+$(LIBFUZZER_TARGET): $(FUZZ_DEPS) $(FUZZ_UNCOVERED:%=$(FUZZ_OBJ)/%-asan.o) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $(TMP) fuzz/driver.c fuzz/input.c \
-	  $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-asan.o) $(FUZZ_OBJ)/ref-asan.o && mv -f $(TMP) $@
+	  $(FUZZ_UNCOVERED:%=$(FUZZ_OBJ)/%-asan.o) && mv -f $(TMP) $@
 # fuzz/afl_cov.c is compiled by plain clang: it writes AFL's map itself.
 $(FUZZ_OBJ)/afl_cov.o: fuzz/afl_cov.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(FUZZ_FLAGS) -c fuzz/afl_cov.c -o $(TMP) && mv -f $(TMP) $@
-$(AFL_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/afl_cov.o $(FUZZ_OBJ)/ref-plain.o $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-plain.o) \
-		$(HEADERS) Makefile
+$(AFL_TARGET): $(FUZZ_DEPS) $(FUZZ_OBJ)/afl_cov.o $(FUZZ_UNCOVERED:%=$(FUZZ_OBJ)/%-plain.o) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)AFL_QUIET=1 afl-clang-fast $(FUZZ_FLAGS) -fsanitize=fuzzer -o $(TMP) fuzz/driver.c fuzz/input.c \
-	  $(FUZZ_PLUMBING:%=$(FUZZ_OBJ)/%-plain.o) $(FUZZ_OBJ)/ref-plain.o $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
+	  $(FUZZ_UNCOVERED:%=$(FUZZ_OBJ)/%-plain.o) $(FUZZ_OBJ)/afl_cov.o && mv -f $(TMP) $@
 fuzz-targets: $(LIBFUZZER_TARGET) $(AFL_TARGET)
 
 # The enumeration, the oracle, the source pattern and the fuzz input decoder for the tool (tool/copyfuzz/plan.py) and
 # the tests, via ctypes.
-$(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c fuzz/input.c fuzz/input.h $(HEADERS) Makefile
+$(LIBCFREF): ref/ref.c harness/cases.c harness/arena.c harness/place.c fuzz/input.c fuzz/input.h $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(Q)$(HOSTCC) $(HOST_FLAGS) -O2 -shared -fPIC -o $(TMP) ref/ref.c harness/cases.c harness/arena.c \
-	  fuzz/input.c && \
+	  harness/place.c fuzz/input.c && \
 	  mv -f $(TMP) $@
 
 # ---- the kernel prober (kernel/prober/; docs/formats.md, "Prober cases and lines") ----

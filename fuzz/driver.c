@@ -44,6 +44,7 @@
 #include "cases.h"
 #include "driver.h"
 #include "input.h"
+#include "place.h"
 #include "ref.h"
 
 /* AFL++ build only (fuzz/afl_cov.c): RISC-V edges into AFL's map. */
@@ -382,18 +383,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	every_second();
 
-	/* The oracle, here, natively: it must agree with the executor's. */
+	/* The oracle, here, natively: it must agree with the executor's. What the buffers
+	 * held before the call comes from the case (place.h), not from the guest, whose
+	 * image of them a routine can write. */
+	struct cf_case_place pl = cf_case_place(&c);
+	if (cf_oshm->lo != pl.lo || cf_oshm->hi != pl.hi) {
+		report(&c, data, size, CF_CRASH, 0,
+		       "the executor's window around dst is not the case's (a routine wrote its "
+		       "state?)");
+		return 0;
+	}
+	static uint8_t before[CF_OBSERVE_WINDOW], src[CF_MAX_LEN];
 	struct cf_observed o = {0};
 	o.outcome = (enum cf_outcome)cf_oshm->outcome;
 	o.ret = cf_oshm->ret;
 	o.regs_bad = (uint16_t)cf_oshm->regs_bad;
 	o.reg_got = cf_oshm->reg_got;
 	o.uaccess_left_on = (int)cf_oshm->uaccess_left_on;
-	o.lo = cf_oshm->lo;
-	o.hi = cf_oshm->hi;
-	o.dst = cf_oshm->after - cf_oshm->lo;
-	o.before = cf_oshm->before - cf_oshm->lo;
-	o.src = cf_oshm->src;
+	o.lo = pl.lo;
+	o.hi = pl.hi;
+	o.dst = cf_oshm->after - pl.lo;
+	cf_fill_pattern(before, (uint64_t)(pl.dst + pl.lo), (size_t)(pl.hi - pl.lo),
+			CF_CANARY_SEED);
+	o.before = before - pl.lo;
+	if (pl.src_arena != CF_PLACE_NONE) {
+		cf_fill_pattern(src, (uint64_t)pl.src, (size_t)cf_ref_accessible(&c),
+				pl.src_arena == CF_PLACE_SRC_ARENA ? CF_SRC_SEED : CF_CANARY_SEED);
+		o.src = src;
+	}
 	if (cf_kind_returns_dst(c.kind) && o.ret == cf_oshm->dst_addr)
 		o.ret = (uint64_t)(uintptr_t)o.dst; /* "returns dst", in this address space */
 	struct cf_result mine = {0};

@@ -420,7 +420,7 @@ enum cf_channel_status cf_channel_exchange(const struct cf_case *c, struct cf_re
 	if (r->seal != cf_seal(seal_key, seal_seq++, r, sizeof(*r)))
 		return CF_CHANNEL_UNSEALED;
 	if (r->magic != CF_RESULT_MAGIC || r->type != CF_RESULT_CASE || r->id != c->id ||
-	    cf_oshm->c.id != c->id)
+	    cf_oshm->magic != CF_OBSERVE_MAGIC || cf_oshm->c.id != c->id)
 		return CF_CHANNEL_OUT_OF_STEP;
 	return CF_CHANNEL_OK;
 }

@@ -18,13 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "place.h"
 #include "records.h"
-
-#define CF_ARENA_WINDOW (CF_MAX_LEN + 3 * CF_PAGE_SIZE)
-#define CF_ARENA_GUARD (CF_MAX_LEN + 2 * CF_PAGE_SIZE)
-/* The executor's fill seeds: the source arena, and the destination's canary image. */
-#define CF_SRC_SEED 0x5eed5eedull
-#define CF_CANARY_SEED 0xca9a21e5ull
 
 struct cf_arena {
 	uint8_t *base; /* the whole reservation */
@@ -61,37 +56,10 @@ int cf_arena_seal(struct cf_arena *a);
  * pages it changes: under QEMU user mode, the 1 MiB window is 259 of them. */
 int cf_arena_seal_range(struct cf_arena *a, uintptr_t lo, uintptr_t hi, int sealed);
 
-/*
- * Where a case side starts, as an offset from the window's first byte (acc): with no
- * fault, at page offset off a page clear of either edge; with fault > 0, fault bytes
- * before the high guard (byte [fault] is the first inaccessible one); with fault == 0,
- * inside the high guard at page offset off (not even byte 0 is accessible). With
- * granule (MTE), always a page clear of the low guard at page offset off: the fault
- * boundary at byte [fault] is a tag granule inside the window (executor.c tags it).
- */
-uint64_t cf_place_index(uint32_t off, uint64_t fault, uint32_t granule);
-/* The placement a case side asks for, and the no-fault one for page offset off. */
-uint8_t *cf_place(const struct cf_arena *a, uint32_t off, uint64_t fault, uint32_t granule);
-uint8_t *cf_place_clear_of_guards(const struct cf_arena *a, uint32_t off);
-
 /* Bytes readable from p before the high guard (0 if p is in it). */
 static inline uint64_t cf_arena_readable(const struct cf_arena *a, const uint8_t *p)
 {
 	return p < a->acc_end ? (uint64_t)(a->acc_end - p) : 0;
 }
-
-/* The deterministic pseudo-random fill: p[i] = byte from + i of a stream seeded by seed
- * (from: a multiple of 8). */
-void cf_fill_pattern(uint8_t *p, uint64_t from, size_t len, uint64_t seed);
-/* Byte i of that stream, alone (what cf_fill_pattern stores at p[i]). */
-uint8_t cf_pattern_byte(uint64_t seed, uint64_t i);
-
-/*
- * Byte i of a case's source as the executor's source arena holds it (filled with
- * CF_SRC_SEED and never written), or -1 where the source has no readable byte (past its
- * fault, or a kind without a source of its own). A pure function of the case: the tool
- * computes it through libcfref.so (repro: is a byte stored past the count the source's?).
- */
-int cf_case_src_byte(const struct cf_case *c, int64_t i);
 
 #endif /* CF_ARENA_H */

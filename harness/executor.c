@@ -24,8 +24,13 @@
 
 #define PROGRESS_EVERY 8192
 
-static struct cf_arena src_arena, dst_arena;
-static uint8_t *dst_before; /* pristine copy of the dst window */
+static struct cf_arena src_arena;
+/* The destination's arena, and the pristine copy of its window: what this executor's
+ * oracle compares with and puts back. Not static: tests/fixtures/hostile/hostile.S plays a
+ * routine that finds them and writes to both alike, which only the fuzz driver's oracle
+ * (computing the window from the case, place.h) or the plugin's memory audit can see. */
+struct cf_arena cf_dst_arena;
+uint8_t *cf_dst_image;
 static struct cf_call call;
 static struct cf_plugin_shm *plugin; /* --plugin-fd: shared with the QEMU plugin */
 static int plugin_memcheck = 1; /* 0: --plugin-coverage-only (counts, no memory audit) */
@@ -144,7 +149,7 @@ static void attach_observer(uint64_t fd)
 	observe->magic = CF_OBSERVE_MAGIC;
 }
 
-/* Copy out what the oracle looked at, so another process can judge it too. */
+/* Copy out what the routine did, so another process can judge it too. */
 static void publish(const struct cf_case *c, const struct cf_observed *o, const uint8_t *dst)
 {
 	observe->c = *c;
@@ -157,13 +162,8 @@ static void publish(const struct cf_case *c, const struct cf_observed *o, const 
 	observe->lo = o->lo;
 	observe->hi = o->hi;
 	observe->dst_addr = (uintptr_t)dst;
-	if (o->hi > o->lo) { /* harness/libc.c's memcpy: a word at a time */
+	if (o->hi > o->lo) /* harness/libc.c's memcpy: a word at a time */
 		__builtin_memcpy(observe->after, o->dst + o->lo, (size_t)(o->hi - o->lo));
-		__builtin_memcpy(observe->before, o->before + o->lo, (size_t)(o->hi - o->lo));
-	}
-	uint64_t a = cf_ref_accessible(c);
-	observe->src_len = o->src ? a : 0;
-	__builtin_memcpy(observe->src, o->src, (size_t)observe->src_len);
 }
 
 /* --granule 16: MTE tag granules as fault boundaries (arch_sys.h); call.S reads it. */
@@ -178,16 +178,16 @@ static void setup(uint32_t timeout_ms)
 			     "with it)");
 		extra = CF_PROT_MTE;
 	}
-	dst_before = cf_mmap_anon(CF_ARENA_WINDOW, CF_PROT_RW);
-	if (!dst_before)
+	cf_dst_image = cf_mmap_anon(CF_ARENA_WINDOW, CF_PROT_RW);
+	if (!cf_dst_image)
 		fail("cannot map the canary image");
 	if (cf_arena_init(&src_arena, CF_SRC_SEED, extra, 0) ||
-	    cf_arena_init(&dst_arena, CF_CANARY_SEED, extra, dst_before))
+	    cf_arena_init(&cf_dst_arena, CF_CANARY_SEED, extra, cf_dst_image))
 		fail("cannot map the guard-page arenas");
 	/* Tagged windows are filled whole now: a fill later could meet a granule a case
 	 * tagged (tag_side), and a store through an untagged pointer would fault there. */
 	if (cf_mte_on && (cf_arena_fill(&src_arena, 0, CF_ARENA_WINDOW) ||
-			  cf_arena_fill(&dst_arena, 0, CF_ARENA_WINDOW)))
+			  cf_arena_fill(&cf_dst_arena, 0, CF_ARENA_WINDOW)))
 		fail("cannot fill the arenas");
 	if (cf_arena_seal(&src_arena))
 		fail("cannot make the source read-only");
@@ -227,24 +227,6 @@ static enum cf_outcome outcome_of(uintptr_t status)
 		return CF_OUT_HUNG;
 	default:
 		return CF_OUT_CRASHED;
-	}
-}
-
-/*
- * memmove: both buffers in the destination arena, src = dst - disp. Without a fault
- * the lower one starts a page clear of the window's start (the arena leaves room for
- * n + |disp| <= CF_MAX_LEN); with one, dst sits as cf_place puts it and the guard
- * bounds both (cf_case_check keeps src inside the arena).
- */
-static void place_memmove(const struct cf_case *c, uint8_t **dst, uint8_t **src)
-{
-	if (c->dst_fault == CF_NO_FAULT && c->disp > 0) {
-		uint32_t src_off = (uint32_t)((c->dst_off - (uint32_t)c->disp) % CF_PAGE_SIZE);
-		*src = cf_place_clear_of_guards(&dst_arena, src_off);
-		*dst = *src + c->disp;
-	} else {
-		*dst = cf_place(&dst_arena, c->dst_off, c->dst_fault, c->granule);
-		*src = *dst - c->disp;
 	}
 }
 
@@ -312,7 +294,7 @@ static void tag_case(const struct cf_case *c, const uint8_t *dst, const uint8_t 
 {
 	int g = c->granule != 0;
 	uint64_t below = c->kind == CF_KIND_MEMMOVE && c->disp > 0 ? (uint64_t)c->disp : 0;
-	tag_side(&dst_arena, &dst_tagged, dst, below, g ? c->dst_fault : CF_NO_FAULT,
+	tag_side(&cf_dst_arena, &dst_tagged, dst, below, g ? c->dst_fault : CF_NO_FAULT,
 		 cf_memmove_top(c->n, c->disp), 0);
 	int own_src = src && c->kind != CF_KIND_MEMMOVE && g;
 	tag_side(&src_arena, &src_tagged, own_src ? src : 0, 0,
@@ -334,22 +316,18 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	}
 	r->type = CF_RESULT_CASE;
 
-	uint8_t *dst, *src = 0;
-	if (c->kind == CF_KIND_MEMMOVE) {
-		place_memmove(c, &dst, &src);
-	} else {
-		dst = cf_place(&dst_arena, c->dst_off, c->dst_fault, c->granule);
-		if (cf_kind_has_src(c->kind))
-			src = cf_place(&src_arena, c->src_off, c->src_fault, c->granule);
-	}
-	const uint8_t *before = dst_before + (dst - dst_arena.acc);
-	/* The bytes this case may see: its buffers, the canaries around them (o.lo, o.hi). */
-	int64_t at = dst - dst_arena.acc;
+	struct cf_case_place pl = cf_case_place(c); /* place.h: the driver computes it too */
+	uint8_t *dst = cf_dst_arena.acc + pl.dst, *src = 0;
+	if (pl.src_arena != CF_PLACE_NONE)
+		src = (pl.src_arena == CF_PLACE_DST_ARENA ? cf_dst_arena.acc : src_arena.acc) +
+		      pl.src;
+	const uint8_t *before = cf_dst_image + pl.dst;
+	/* The bytes this case may see: its buffers, the canaries around them. */
 	int64_t under = c->kind == CF_KIND_MEMMOVE && c->disp > 0 ? c->disp : 0;
-	if (cf_arena_fill(&dst_arena, at - under - CF_CANARY_LEN,
-			  at + (int64_t)cf_memmove_top(c->n, c->disp) + CF_CANARY_LEN) ||
-	    (src && c->kind != CF_KIND_MEMMOVE &&
-	     cf_arena_fill(&src_arena, src - src_arena.acc, src - src_arena.acc + (int64_t)c->n)))
+	if (cf_arena_fill(&cf_dst_arena, pl.dst - under - CF_CANARY_LEN,
+			  pl.dst + (int64_t)cf_memmove_top(c->n, c->disp) + CF_CANARY_LEN) ||
+	    (pl.src_arena == CF_PLACE_SRC_ARENA &&
+	     cf_arena_fill(&src_arena, pl.src, pl.src + (int64_t)c->n)))
 		fail("cannot fill the arenas");
 
 	call.fn = (uintptr_t)cf_target.entry;
@@ -405,21 +383,12 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	o.dst = dst;
 	o.before = before;
 	o.src = src;
-	/* The readable window around dst: canaries before, up to CF_CANARY_LEN after. */
-	uint64_t readable = cf_arena_readable(&dst_arena, dst);
-	o.lo = dst <= dst_arena.acc_end ? -(int64_t)CF_CANARY_LEN : 0;
-	o.hi = (int64_t)(c->n + CF_CANARY_LEN < readable ? c->n + CF_CANARY_LEN : readable);
-	if (c->kind == CF_KIND_MEMMOVE && dst <= dst_arena.acc_end) {
-		/* Both buffers and canaries around them: the source may change only where
-		 * it is the destination. Its bytes as they were come from the image. */
-		o.src = dst_before + (src - dst_arena.acc);
-		uint64_t top = cf_memmove_top(c->n, c->disp);
-		int64_t below = c->disp > 0 ? c->disp : 0;
-		o.lo = -below - (int64_t)CF_CANARY_LEN;
-		o.hi = (int64_t)(top + CF_CANARY_LEN < readable ? top + CF_CANARY_LEN : readable);
-	} else if (c->kind == CF_KIND_MEMMOVE) {
-		o.src = dst_before + (src - dst_arena.acc); /* A = 0: never read */
-	}
+	/* The readable window around dst (memmove: both buffers; the source may change
+	 * only where it is the destination, its bytes as they were come from the image). */
+	o.lo = pl.lo;
+	o.hi = pl.hi;
+	if (pl.src_arena == CF_PLACE_DST_ARENA)
+		o.src = cf_dst_image + pl.src;
 	cf_oracle(c, &o, r);
 	if (observe)
 		publish(c, &o, dst);

@@ -6,8 +6,10 @@
  *
  * The driver creates a memfd of sizeof(struct cf_observe_shm), hands its fd
  * to the executor (`serve --observe-fd N`), and after each result record reads
- * the block: everything cf_oracle() needs, with the destination window copied
- * out of the guest (before and after the call) and the source prefix.
+ * the block: what the routine did, and the bytes around dst as it left them.
+ * What they were before the call, and the source, the driver computes itself
+ * from the case (place.h): nothing it judges by comes from guest memory the
+ * routine could have written, but the bytes it judges.
  * Fixed-width fields only: RV32 and RV64 guests share it with the x86-64 host.
  */
 #ifndef CF_OBSERVE_ABI_H
@@ -17,7 +19,7 @@
 
 #include "records.h"
 
-#define CF_OBSERVE_MAGIC 0x314f4643u /* "CFO1" */
+#define CF_OBSERVE_MAGIC 0x324f4643u /* "CFO2" */
 #define CF_OBSERVE_WINDOW (CF_MAX_LEN + 2 * CF_CANARY_LEN)
 
 struct cf_observe_shm {
@@ -26,12 +28,9 @@ struct cf_observe_shm {
 	uint64_t outcome; /* enum cf_outcome */
 	uint64_t ret; /* a0 as returned */
 	uint64_t regs_bad, reg_got, uaccess_left_on;
-	int64_t lo, hi; /* the readable window around dst, relative to dst */
+	int64_t lo, hi; /* the window around dst below, relative to dst (place.h) */
 	uint64_t dst_addr; /* where dst was in the guest (memcpy returns it) */
-	uint64_t src_len; /* bytes of src copied below: A, the accessible prefix */
 	uint8_t after[CF_OBSERVE_WINDOW]; /* dst[lo, hi) as the routine left it */
-	uint8_t before[CF_OBSERVE_WINDOW]; /* dst[lo, hi) before the call */
-	uint8_t src[CF_MAX_LEN]; /* src[0, src_len) */
 };
 
 #endif /* CF_OBSERVE_ABI_H */

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, budget, cli_in_process, run_cli
-from copyfuzz import plan
+from copyfuzz import build, checkfile, envs, paths, plan
 from copyfuzz.spec import format_spec, from_case
 
 pytestmark = pytest.mark.e2e
@@ -202,3 +202,29 @@ def test_a_temporary_the_routine_never_set_points_nowhere(tmp_path: Path) -> Non
     assert list(row["findings"]) == ["unhandled-fault"], row
     rep = run_cli("repro", row["reproducers"]["unhandled-fault"], "--json")
     assert rep.returncode == 1 and json.loads(rep.stdout)["fault"]["address"] == 0x7BAD00000606, rep.stdout
+
+
+def test_the_driver_judges_what_the_buffers_held_from_the_case_not_the_guest(tmp_path: Path) -> None:
+    """A routine that knows the executor flips the byte below dst and the executor's copy
+    of it alike: the executor's oracle sees every canary as it was. Without the plugin
+    (a run on RISC-V hardware has none, so no memory audit) only the fuzz driver's oracle
+    sees the store, since it computes what the window held from the case (place.h): a
+    finding of its own, the two oracles disagreeing. Were the driver to take the window's
+    old bytes from the executor, the campaign would be clean."""
+    routine = checkfile.external_routine(
+        ROOT, ROOT / HOSTILE, "hostile_copy", "copy", xlen=64, profile="linux",
+        build=checkfile.FileBuild(defines=("CONFIG_HOSTILE_FORGE_IMAGE",), arch="riscv"))
+    build.build_routines(ROOT, [routine])
+    assert routine.external_elf
+    findings, corpus = tmp_path / "findings", tmp_path / "corpus"
+    findings.mkdir()
+    corpus.mkdir()
+    env = envs.driver_env(executor=ROOT / routine.external_elf, qemu=build.qemu_command(64, "riscv")[0],
+                          plugin="", kind="copy", profile="linux", findings=findings)
+    proc = subprocess.run([str(paths.libfuzzer_target(ROOT)), "-runs=2000", "-seed=1",
+                           f"-artifact_prefix={tmp_path}/", str(corpus)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    found = [p.read_text() for p in findings.glob("driver-*.finding")]
+    assert proc.returncode != 0 and len(found) == 1, proc.stderr[-3000:]
+    assert "why=the native oracle and the executor's disagree\n" in found[0], found[0]
+    assert "classes=store-out-of-bounds\n" in found[0], found[0]

@@ -511,18 +511,18 @@ static void test_arena(void)
 {
 	struct cf_arena a;
 	CHECK(cf_arena_init(&a, 1, 0, NULL) == 0, "arena maps");
-	uint8_t *p = cf_place(&a, 0, 4000, 0);
+	uint8_t *p = a.acc + cf_place_index(0, 4000, 0);
 	CHECK(cf_arena_readable(&a, p) == 4000 && ((uintptr_t)p % CF_PAGE_SIZE) == 96,
 	      "fault after 4000");
 	CHECK(p[3999] == p[3999], "the last accessible byte reads");
-	p = cf_place(&a, 77, 0, 0);
+	p = a.acc + cf_place_index(77, 0, 0);
 	CHECK(cf_arena_readable(&a, p) == 0 && (uintptr_t)p % CF_PAGE_SIZE == 77, "in the guard");
-	p = cf_place(&a, 5, CF_NO_FAULT, 0);
+	p = a.acc + cf_place_index(5, CF_NO_FAULT, 0);
 	CHECK((uintptr_t)p % CF_PAGE_SIZE == 5 &&
 		      cf_arena_readable(&a, p) >= CF_MAX_LEN + CF_CANARY_LEN,
 	      "clear of guards");
 	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "room for canaries before");
-	p = cf_place(&a, 0, CF_MAX_LEN + CF_PAGE_SIZE, 0);
+	p = a.acc + cf_place_index(0, CF_MAX_LEN + CF_PAGE_SIZE, 0);
 	CHECK(p - a.acc >= (long)CF_CANARY_LEN, "the longest fault still has canaries before");
 	cf_arena_fini(&a);
 
@@ -530,14 +530,14 @@ static void test_arena(void)
 	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0, NULL) == 0, "source arena maps");
 	struct cf_case c = {.magic = CF_CASE_MAGIC, .kind = CF_KIND_COPY, .n = 64, .src_off = 13};
 	c.src_fault = CF_NO_FAULT;
-	p = cf_place(&a, c.src_off, c.src_fault, 0);
+	p = a.acc + cf_place_index(c.src_off, c.src_fault, 0);
 	CHECK(cf_arena_fill(&a, p - a.acc, p - a.acc + 64) == 0, "filled as the executor fills");
 	int same = 1;
 	for (int64_t i = 0; i < 64; i++)
 		same &= cf_case_src_byte(&c, i) == p[i];
 	CHECK(same && cf_case_src_byte(&c, -1) == -1, "source bytes clear of the guards");
 	c.src_off = 4000, c.src_fault = 96;
-	p = cf_place(&a, c.src_off, c.src_fault, 0);
+	p = a.acc + cf_place_index(c.src_off, c.src_fault, 0);
 	CHECK(cf_arena_fill(&a, p - a.acc, p - a.acc + 96) == 0, "the high part filled");
 	same = 1;
 	for (int64_t i = 0; i < 96; i++)
@@ -553,6 +553,60 @@ static void test_arena(void)
 /* The executor fills its windows as cases need them: what a case asks for holds the
  * pattern (and its image too), what was filled before stays as it is, and the rest of
  * the window is not touched. */
+/* Where a case's buffers sit and the window the oracles compare (place.h), which the
+ * fuzz driver computes without the executor; and the fill from any byte of the stream. */
+static void test_case_place(void)
+{
+	uint8_t buf[40];
+	int same = 1;
+	for (uint64_t from = 0; from < 17; from++)
+		for (size_t at = 0; at < 8; at++) {
+			cf_fill_pattern(buf + at, from, 25, 3);
+			for (size_t i = 0; i < 25; i++)
+				same &= buf[at + i] == cf_pattern_byte(3, from + i);
+		}
+	CHECK(same, "the fill from any stream byte into any alignment");
+
+	const int64_t win = CF_ARENA_WINDOW, can = CF_CANARY_LEN, page = CF_PAGE_SIZE;
+	struct cf_case c = {.kind = CF_KIND_COPY,
+			    .n = 100,
+			    .src_off = 3,
+			    .src_fault = CF_NO_FAULT,
+			    .dst_off = 5,
+			    .dst_fault = CF_NO_FAULT};
+	struct cf_case_place p = cf_case_place(&c);
+	CHECK(p.dst == page + 5 && p.src == page + 3 && p.src_arena == CF_PLACE_SRC_ARENA &&
+		      p.lo == -can && p.hi == 100 + can,
+	      "copy clear of the guards: canaries each side");
+	c.dst_fault = 40;
+	p = cf_case_place(&c);
+	CHECK(p.dst == win - 40 && p.lo == -can && p.hi == 40,
+	      "dst faulting at 40: the window ends at the guard");
+	c.dst_fault = 0;
+	p = cf_case_place(&c);
+	CHECK(p.dst > win && p.lo == 0 && p.hi == 0, "dst in the guard: nothing to compare");
+	c.kind = CF_KIND_CLEAR;
+	c.dst_fault = CF_NO_FAULT;
+	p = cf_case_place(&c);
+	CHECK(p.src_arena == CF_PLACE_NONE && p.src == 0, "clear: no source");
+
+	c = (struct cf_case){.kind = CF_KIND_MEMMOVE,
+			     .n = 50,
+			     .dst_off = 10,
+			     .dst_fault = CF_NO_FAULT,
+			     .src_fault = CF_NO_FAULT,
+			     .disp = 20};
+	p = cf_case_place(&c);
+	CHECK(p.src_arena == CF_PLACE_DST_ARENA && p.src == page + (10 - 20 + page) % page &&
+		      p.dst == p.src + 20 && p.lo == -20 - can && p.hi == 50 + can,
+	      "memmove upwards: the lower buffer a page in, the window from below it");
+	c.disp = -30;
+	c.dst_fault = 60;
+	p = cf_case_place(&c);
+	CHECK(p.dst == win - 60 && p.src == p.dst + 30 && p.lo == -can && p.hi == 60,
+	      "memmove downwards to a fault: src above dst, the guard bounds the window");
+}
+
 static void test_arena_fill(void)
 {
 	static uint8_t image[CF_ARENA_WINDOW];
@@ -653,7 +707,7 @@ static void test_granules(void)
 	 * boundary are the routine's to miss (tagged), not to read. */
 	struct cf_arena a;
 	CHECK(cf_arena_init(&a, CF_SRC_SEED, 0, NULL) == 0, "arena maps");
-	uint8_t *p = cf_place(&a, 9, 7, CF_GRANULE_MTE);
+	uint8_t *p = a.acc + cf_place_index(9, 7, CF_GRANULE_MTE);
 	CHECK(cf_arena_fill(&a, p - a.acc, p - a.acc + 16) == 0, "granule case filled");
 	CHECK(p == a.acc + CF_PAGE_SIZE + 9, "granule placement");
 	c.kind = CF_KIND_COPY, c.src_off = 9, c.src_fault = 7;
@@ -674,6 +728,7 @@ int main(void)
 	test_case_check();
 	test_arena();
 	test_arena_fill();
+	test_case_place();
 	test_granules();
 	test_extable();
 	printf("test_ref: %d passed, %d failed\n", checks - failures, failures);

@@ -41,7 +41,7 @@ class CfRef:
         self.lib = lib
 
     def src_byte(self, case: records.Case, i: int) -> int | None:
-        """Byte i of the case's source as the executor holds it (harness/arena.c), or None
+        """Byte i of the case's source as the executor holds it (harness/place.c), or None
         where the source has no readable byte (past its fault, or no source of its own)."""
         fn = self.lib.cf_case_src_byte  # looked up here: a test's fake plan library has none
         fn.argtypes = [ctypes.POINTER(records.CaseStruct), ctypes.c_int64]

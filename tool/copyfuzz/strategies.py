@@ -47,7 +47,7 @@ src-first order left 5 of them at n = 64 there and one of load-past-end at n = 2
 dst-first order none.
 
 Data: the case record carries no bytes. The source is the executor's fixed,
-position-dependent pseudo-random pattern (harness/arena.c, cf_fill_pattern), the
+position-dependent pseudo-random pattern (harness/place.c, cf_fill_pattern), the
 destination's canaries another fixed pattern; which source bytes a case copies is
 decided by where its buffer sits, i.e. by the page offset, the fault position and
 n. Varying offsets and lengths is how these strategies vary the data.
