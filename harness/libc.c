@@ -23,8 +23,11 @@ int memcmp(const void *a, const void *b, size_t n);
  * the first side is aligned and the other side's bytes come from the aligned words that
  * hold them, shifted together. Every access is a byte of the range or an aligned word
  * holding one: a page never splits an aligned word, so a window that ends at a guard
- * page (or an MTE tag granule) stays inside it.
+ * page (or an MTE tag granule) stays inside it. The word loops are unrolled (memcmp's
+ * compares four words to a branch): under QEMU every pass of a loop is a translation
+ * block entered again.
  */
+#define CF_UNROLL _Pragma("GCC unroll 4")
 typedef uintptr_t __attribute__((may_alias)) cf_word;
 #define CF_WORD sizeof(cf_word)
 
@@ -49,6 +52,7 @@ void *memcpy(void *restrict d, const void *restrict s, size_t n)
 			*dp++ = *sp++;
 		unsigned k = (uintptr_t)sp & (CF_WORD - 1);
 		if (k == 0) {
+			CF_UNROLL
 			for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD, sp += CF_WORD)
 				*(cf_word *)dp = *(const cf_word *)sp;
 		} else {
@@ -56,6 +60,7 @@ void *memcpy(void *restrict d, const void *restrict s, size_t n)
 			 * word loaded holds a byte copied. */
 			const cf_word *sw = (const cf_word *)(sp - k);
 			cf_word lo = *sw++;
+			CF_UNROLL
 			for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD, sp += CF_WORD) {
 				cf_word hi = *sw++;
 				*(cf_word *)dp = joined(lo, hi, k);
@@ -89,6 +94,7 @@ void *memset(void *d, int c, size_t n)
 		cf_word w = (cf_word)-1 / 0xff * (uint8_t)c; /* the byte in every lane */
 		for (; (uintptr_t)dp & (CF_WORD - 1); n--)
 			*dp++ = (uint8_t)c;
+		CF_UNROLL
 		for (; n >= CF_WORD; n -= CF_WORD, dp += CF_WORD)
 			*(cf_word *)dp = w;
 	}
@@ -104,22 +110,34 @@ int memcmp(const void *a, const void *b, size_t n)
 		for (; (uintptr_t)x & (CF_WORD - 1); n--, x++, y++)
 			if (*x != *y)
 				return *x - *y;
-		/* equal words skipped; the first unequal one is compared bytewise below */
+		/* Equal words skipped, four to a branch, then one at a time; the first unequal
+		 * one is compared bytewise below. */
 		unsigned k = (uintptr_t)y & (CF_WORD - 1);
+		const cf_word *xw = (const cf_word *)x;
 		if (k == 0) {
-			for (; n >= CF_WORD && *(const cf_word *)x == *(const cf_word *)y;
-			     n -= CF_WORD, x += CF_WORD, y += CF_WORD)
+			const cf_word *yw = (const cf_word *)y;
+			for (; n >= 4 * CF_WORD; n -= 4 * CF_WORD, xw += 4, yw += 4)
+				if ((xw[0] ^ yw[0]) | (xw[1] ^ yw[1]) | (xw[2] ^ yw[2]) |
+				    (xw[3] ^ yw[3]))
+					break;
+			for (; n >= CF_WORD && *xw == *yw; n -= CF_WORD, xw++, yw++)
 				;
 		} else { /* as memcpy: every word loaded holds a byte compared */
 			const cf_word *yw = (const cf_word *)(y - k);
 			cf_word lo = *yw++;
-			for (; n >= CF_WORD; n -= CF_WORD, x += CF_WORD, y += CF_WORD) {
-				cf_word hi = *yw++;
-				if (*(const cf_word *)x != joined(lo, hi, k))
+			for (; n >= 4 * CF_WORD; n -= 4 * CF_WORD, xw += 4, yw += 4) {
+				if ((xw[0] ^ joined(lo, yw[0], k)) |
+				    (xw[1] ^ joined(yw[0], yw[1], k)) |
+				    (xw[2] ^ joined(yw[1], yw[2], k)) |
+				    (xw[3] ^ joined(yw[2], yw[3], k)))
 					break;
-				lo = hi;
+				lo = yw[3];
 			}
+			for (; n >= CF_WORD && *xw == joined(lo, *yw, k); n -= CF_WORD, xw++, yw++)
+				lo = *yw;
 		}
+		y += (const uint8_t *)xw - x;
+		x = (const uint8_t *)xw;
 	}
 	for (; n; n--, x++, y++)
 		if (*x != *y)
