@@ -328,6 +328,15 @@ static CF_UNCOVERED void write_finding(const struct cf_case *c, uint32_t errors,
 	}
 }
 
+/* Bytes [from, from + len) of the arenas' fill seeded by seed, into buf (len + 8 bytes)
+ * at from's place in a word: the stream's words land on aligned words, a store each. */
+static CF_UNCOVERED const uint8_t *pattern(uint64_t *buf, uint64_t from, size_t len, uint64_t seed)
+{
+	uint8_t *p = (uint8_t *)buf + from % 8;
+	cf_fill_pattern(p, from, len, seed);
+	return p;
+}
+
 /* A finding: counted; if one of its (class, fault pc) pairs is new to the campaign, it
  * goes to disk first (COPYFUZZ_FINDINGS), is claimed, then goes to stderr, then abort()
  * so that the engine saves the input (go-on: the file on disk is all, and the input
@@ -393,7 +402,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		       "state?)");
 		return 0;
 	}
-	static uint8_t before[CF_OBSERVE_WINDOW], src[CF_MAX_LEN];
+	static uint64_t before[CF_OBSERVE_WINDOW / 8 + 1], src[CF_MAX_LEN / 8 + 1];
 	struct cf_observed o = {0};
 	o.outcome = (enum cf_outcome)cf_oshm->outcome;
 	o.ret = cf_oshm->ret;
@@ -403,14 +412,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.lo = pl.lo;
 	o.hi = pl.hi;
 	o.dst = cf_oshm->after - pl.lo;
-	cf_fill_pattern(before, (uint64_t)(pl.dst + pl.lo), (size_t)(pl.hi - pl.lo),
-			CF_CANARY_SEED);
-	o.before = before - pl.lo;
-	if (pl.src_arena != CF_PLACE_NONE) {
-		cf_fill_pattern(src, (uint64_t)pl.src, (size_t)cf_ref_accessible(&c),
+	o.before = pattern(before, (uint64_t)(pl.dst + pl.lo), (size_t)(pl.hi - pl.lo),
+			   CF_CANARY_SEED) -
+		   pl.lo;
+	if (pl.src_arena != CF_PLACE_NONE)
+		o.src = pattern(src, (uint64_t)pl.src, (size_t)cf_ref_accessible(&c),
 				pl.src_arena == CF_PLACE_SRC_ARENA ? CF_SRC_SEED : CF_CANARY_SEED);
-		o.src = src;
-	}
 	if (cf_kind_returns_dst(c.kind) && o.ret == cf_oshm->dst_addr)
 		o.ret = (uint64_t)(uintptr_t)o.dst; /* "returns dst", in this address space */
 	struct cf_result mine = {0};
