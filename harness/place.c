@@ -52,15 +52,18 @@ struct cf_case_place cf_case_place(const struct cf_case *c)
 {
 	struct cf_case_place p = {0};
 	int is_memmove = c->kind == CF_KIND_MEMMOVE;
-	if (is_memmove && c->dst_fault == CF_NO_FAULT && c->disp > 0) {
+	if (is_memmove && c->disp > 0 && (c->dst_fault == CF_NO_FAULT || c->granule)) {
 		/* The lower buffer, src, a page clear of the window's start (the arena leaves
-		 * room for n + |disp| <= CF_MAX_LEN). */
+		 * room for n + |disp| <= CF_MAX_LEN), dst disp above it at its own page offset.
+		 * A granule case too: its fault boundary is a tag wherever dst sits, and dst a
+		 * page in, as other granule sides sit, would put src below the window. */
 		uint32_t src_off = (uint32_t)((c->dst_off - (uint32_t)c->disp) % CF_PAGE_SIZE);
 		p.src = (int64_t)cf_place_index(src_off, CF_NO_FAULT, 0);
 		p.dst = p.src + c->disp;
 	} else {
-		/* dst where its fault puts it; memmove's src = dst - disp, the guard bounding
-		 * both when dst faults (cf_case_check keeps src inside the arena). */
+		/* dst where its fault puts it; memmove's src = dst - disp: above dst, or (a
+		 * page fault) below it, with the guard bounding both (cf_case_check keeps src
+		 * inside the arena). */
 		p.dst = (int64_t)cf_place_index(c->dst_off, c->dst_fault, c->granule);
 		p.src = is_memmove ? p.dst - c->disp
 				   : (int64_t)cf_place_index(c->src_off, c->src_fault, c->granule);

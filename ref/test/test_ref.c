@@ -607,6 +607,55 @@ static void test_case_place(void)
 	      "memmove downwards to a fault: src above dst, the guard bounds the window");
 }
 
+/* Every valid case's buffers and compared window inside the arena's window (arena.h's
+ * picture): random cases of every kind, page and granule faults, cf_case_check's say. */
+static void test_case_place_bounds(void)
+{
+	uint64_t x = 88172645463325252ull, tried = 0, bad = 0;
+	const int64_t win = CF_ARENA_WINDOW;
+	for (int i = 0; i < 400000; i++) {
+		uint64_t r[8];
+		for (int k = 0; k < 8; k++) { /* xorshift64 */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			r[k] = x;
+		}
+		struct cf_case c = {.magic = CF_CASE_MAGIC,
+				    .kind = (uint16_t)(r[0] % CF_NUM_KINDS)};
+		c.granule = r[0] >> 8 & 1 ? CF_GRANULE_MTE : 0;
+		c.n = r[1] % (r[1] >> 20 & 1 ? CF_MAX_LEN + 1 : 300);
+		c.src_off = (uint32_t)(r[2] % CF_PAGE_SIZE);
+		c.dst_off = (uint32_t)(r[3] % CF_PAGE_SIZE);
+		uint64_t unit = c.granule ? c.granule : CF_PAGE_SIZE;
+		uint64_t fs[2] = {r[4], r[5]};
+		uint64_t *faults[2] = {&c.src_fault, &c.dst_fault};
+		uint32_t offs[2] = {c.src_off, c.dst_off};
+		for (int k = 0; k < 2; k++) /* none, or the first inaccessible byte on a boundary */
+			*faults[k] = fs[k] % 3 == 0 ? CF_NO_FAULT
+						    : unit * (1 + (fs[k] >> 4) % (c.n / unit + 2)) -
+							      offs[k] % unit;
+		if (c.kind == CF_KIND_MEMMOVE) {
+			uint64_t most = cf_memmove_max_disp(c.n);
+			c.disp = (int32_t)(r[6] % (2 * most + 1)) - (int32_t)most;
+		}
+		if (cf_case_check(&c) != CF_CASE_OK)
+			continue;
+		tried++;
+		struct cf_case_place p = cf_case_place(&c);
+		int64_t a = (int64_t)cf_ref_accessible(&c);
+		int ok = p.hi - p.lo <= (int64_t)(CF_MAX_LEN + 2 * CF_CANARY_LEN);
+		if (p.dst <= win)
+			ok &= p.dst + p.lo >= 0 && p.dst + p.hi <= win;
+		if (p.src_arena != CF_PLACE_NONE)
+			ok &= a == 0 || (p.src >= 0 && p.src + a <= win); /* A = 0: never read */
+		if (!ok && bad++ < 3)
+			fprintf(stderr,
+				"kind %u n %llu disp %d dst_off %u dst_fault %llu granule %u\n",
+				c.kind, (unsigned long long)c.n, c.disp, c.dst_off,
+				(unsigned long long)c.dst_fault, c.granule);
+	}
+	CHECK(tried > 50000 && bad == 0, "every valid case placed inside the window");
+}
+
 static void test_arena_fill(void)
 {
 	static uint8_t image[CF_ARENA_WINDOW];
@@ -729,6 +778,7 @@ int main(void)
 	test_arena();
 	test_arena_fill();
 	test_case_place();
+	test_case_place_bounds();
 	test_granules();
 	test_extable();
 	printf("test_ref: %d passed, %d failed\n", checks - failures, failures);
