@@ -126,9 +126,10 @@ if grep -Eq '__(asan|msan|ubsan|sanitizer|llvm_profile)' <<<"$(nm -D --undefined
 	die "cfplugin.so was built with sanitizer or coverage runtime calls; qemu cannot load it"
 fi
 
-# ---- the oracle: the engine's sanitizer, but no SanitizerCoverage ----
-# Its per-byte comparison loop, traced, was half of every execution (docs/perf.md); the
-# coverage worth having is the routine's, from the plugin.
+# ---- the oracle, and the placement and fill it judges from (harness/place.c): the
+# engine's sanitizer, but no SanitizerCoverage ----
+# The oracle's per-byte comparison loop, traced, was half of every execution
+# (docs/perf.md); the coverage worth having is the routine's, from the plugin.
 ref_flags=()
 for f in "${cflags[@]}"; do
 	case $f in
@@ -145,11 +146,13 @@ for f in "${cflags[@]}"; do
 	esac
 done
 mkdir -p "$B"
-"$CC" "${ref_flags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" \
-	-c "$REPO/ref/ref.c" -o "$B/ref.o"
-if grep -Eq '__sanitizer_cov|__sancov' <<<"$(nm "$B/ref.o")"; then
-	die "ref.o still has SanitizerCoverage: CFLAGS='$CFLAGS' needs another exception here"
-fi
+for o in ref:ref/ref place:harness/place; do # OBJECT:SOURCE (no .c)
+	"$CC" "${ref_flags[@]}" -std=c11 "${WARN[@]}" -I"$REPO/harness" -I"$REPO/ref" \
+		-c "$REPO/${o#*:}.c" -o "$B/${o%%:*}.o"
+	if grep -Eq '__sanitizer_cov|__sancov' <<<"$(nm "$B/${o%%:*}.o")"; then
+		die "${o%%:*}.o still has SanitizerCoverage: CFLAGS='$CFLAGS' needs another exception here"
+	fi
+done
 
 # ---- one target per routine: the same driver, the routine compiled in ----
 # Only driver_config.c knows the routine (CF_BUNDLE_*): the rest is compiled once.
@@ -174,7 +177,7 @@ for r in "${routines[@]}"; do
 	driver_cc "$REPO/fuzz/driver_config.c" "$B/$name.config.o" -DCF_BUNDLE_ROUTINE="\"$r\"" \
 		-DCF_BUNDLE_KIND="\"$kind\"" -DCF_BUNDLE_PROFILE="\"${profile:-linux}\"" \
 		-DCF_BUNDLE_QEMU="\"${arch_qemu[$a]}\""
-	"$CXX" "${cxxflags[@]}" "$B/driver.o" "$B/input.o" "$B/executor_channel.o" "$B/$name.config.o" "$B/ref.o" \
+	"$CXX" "${cxxflags[@]}" "$B/driver.o" "$B/input.o" "$B/executor_channel.o" "$B/$name.config.o" "$B/ref.o" "$B/place.o" \
 		"${engine[@]}" -o "$OUT/$name"
 	mkdir -p "$(dirname "$BUNDLE/$r")"
 	cp "${arch_build[$a]}/$r.elf" "$BUNDLE/$r.elf"
