@@ -6,10 +6,10 @@
  *
  * The driver creates a memfd of sizeof(struct cf_observe_shm), hands its fd
  * to the executor (`serve --observe-fd N`), and after each result record reads
- * the block: what the routine did, and the bytes around dst as it left them.
- * What they were before the call, and the source, the driver computes itself
- * from the case (place.h): nothing it judges by comes from guest memory the
- * routine could have written, but the bytes it judges.
+ * the block: how the call ended, and the bytes around dst as the routine left
+ * them. What those bytes were before the call, and the source, the driver
+ * computes itself from the case (place.h) instead of taking the executor's
+ * copies, which a routine could write alike.
  * Fixed-width fields only: RV32 and RV64 guests share it with the x86-64 host.
  */
 #ifndef CF_OBSERVE_ABI_H
