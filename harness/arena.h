@@ -56,10 +56,4 @@ int cf_arena_seal(struct cf_arena *a);
  * pages it changes: under QEMU user mode, the 1 MiB window is 259 of them. */
 int cf_arena_seal_range(struct cf_arena *a, uintptr_t lo, uintptr_t hi, int sealed);
 
-/* Bytes readable from p before the high guard (0 if p is in it). */
-static inline uint64_t cf_arena_readable(const struct cf_arena *a, const uint8_t *p)
-{
-	return p < a->acc_end ? (uint64_t)(a->acc_end - p) : 0;
-}
-
 #endif /* CF_ARENA_H */

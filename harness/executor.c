@@ -290,12 +290,12 @@ static void tag_side(struct cf_arena *a, struct tagged *t, const uint8_t *start,
 }
 
 /* Tag the case's boundaries (a page-granular case under --granule 16: none). */
-static void tag_case(const struct cf_case *c, const uint8_t *dst, const uint8_t *src)
+static void tag_case(const struct cf_case *c, const struct cf_case_place *pl, const uint8_t *dst,
+		     const uint8_t *src)
 {
 	int g = c->granule != 0;
-	uint64_t below = c->kind == CF_KIND_MEMMOVE && c->disp > 0 ? (uint64_t)c->disp : 0;
-	tag_side(&cf_dst_arena, &dst_tagged, dst, below, g ? c->dst_fault : CF_NO_FAULT,
-		 cf_memmove_top(c->n, c->disp), 0);
+	tag_side(&cf_dst_arena, &dst_tagged, dst, (uint64_t)pl->below,
+		 g ? c->dst_fault : CF_NO_FAULT, cf_memmove_top(c->n, c->disp), 0);
 	int own_src = src && c->kind != CF_KIND_MEMMOVE && g;
 	tag_side(&src_arena, &src_tagged, own_src ? src : 0, 0,
 		 own_src ? c->src_fault : CF_NO_FAULT, c->n, 1);
@@ -323,8 +323,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 		      pl.src;
 	const uint8_t *before = cf_dst_image + pl.dst;
 	/* The bytes this case may see: its buffers, the canaries around them. */
-	int64_t under = c->kind == CF_KIND_MEMMOVE && c->disp > 0 ? c->disp : 0;
-	if (cf_arena_fill(&cf_dst_arena, pl.dst - under - CF_CANARY_LEN,
+	if (cf_arena_fill(&cf_dst_arena, pl.dst - pl.below - CF_CANARY_LEN,
 			  pl.dst + (int64_t)cf_memmove_top(c->n, c->disp) + CF_CANARY_LEN) ||
 	    (pl.src_arena == CF_PLACE_SRC_ARENA &&
 	     cf_arena_fill(&src_arena, pl.src, pl.src + (int64_t)c->n)))
@@ -365,7 +364,7 @@ static void run_case(const struct cf_case *c, struct cf_result *r)
 	call.si_code = 0;
 	call.fault_pc = call.fault_addr = call.fixup_pc = 0;
 	if (cf_mte_on)
-		tag_case(c, dst, src);
+		tag_case(c, &pl, dst, src);
 	cf_call_target(&call);
 	if (bare) {
 		r->ret = call.ret;

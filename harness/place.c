@@ -73,10 +73,11 @@ struct cf_case_place cf_case_place(const struct cf_case *c)
 						 : CF_PLACE_NONE;
 	if (p.src_arena == CF_PLACE_NONE)
 		p.src = 0;
+	p.below = is_memmove && c->disp > 0 ? c->disp : 0;
 	if (p.dst <= (int64_t)CF_ARENA_WINDOW) { /* else in the guard: nothing to compare */
 		int64_t readable = (int64_t)CF_ARENA_WINDOW - p.dst;
 		int64_t top = (int64_t)(is_memmove ? cf_memmove_top(c->n, c->disp) : c->n);
-		p.lo = -(is_memmove && c->disp > 0 ? c->disp : 0) - (int64_t)CF_CANARY_LEN;
+		p.lo = -p.below - (int64_t)CF_CANARY_LEN;
 		p.hi = top + (int64_t)CF_CANARY_LEN < readable ? top + (int64_t)CF_CANARY_LEN
 							       : readable;
 	}
@@ -85,9 +86,10 @@ struct cf_case_place cf_case_place(const struct cf_case *c)
 
 int cf_case_src_byte(const struct cf_case *c, int64_t i)
 {
-	if (!cf_kind_has_src(c->kind) || i < 0)
+	struct cf_case_place p = cf_case_place(c);
+	if (p.src_arena != CF_PLACE_SRC_ARENA || i < 0)
 		return -1;
-	uint64_t at = cf_place_index(c->src_off, c->src_fault, c->granule) + (uint64_t)i;
+	uint64_t at = (uint64_t)p.src + (uint64_t)i;
 	if (c->granule && c->src_fault != CF_NO_FAULT && (uint64_t)i >= c->src_fault)
 		return -1; /* behind the tag boundary: mapped, but not the routine's to read */
 	return at < CF_ARENA_WINDOW ? cf_pattern_byte(CF_SRC_SEED, at) : -1;

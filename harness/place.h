@@ -40,6 +40,7 @@ enum cf_place_arena { CF_PLACE_NONE, CF_PLACE_SRC_ARENA, CF_PLACE_DST_ARENA };
 struct cf_case_place {
 	int64_t dst, src;
 	enum cf_place_arena src_arena;
+	int64_t below; /* bytes of the case's buffers under dst (memmove upwards: disp) */
 	int64_t lo, hi;
 };
 struct cf_case_place cf_case_place(const struct cf_case *c);
